@@ -1,0 +1,48 @@
+// The shared parts of shape inference: the context, broadcasting, axis normalization.
+#include "ir/infer.h"
+
+namespace dlc::ir {
+
+const TensorType& InferContext::input(int i) const {
+  if (!has_input(i)) fail("input {} is required", i);
+  return node.inputs[i]->type;
+}
+
+void InferContext::fail_message(const std::string& msg) const {
+  throw Error(fmt::format("node '{}' ({}): {}", node.name, op_name(node.op), msg));
+}
+
+Shape broadcast_shapes(const InferContext& ctx, const Shape& a, const Shape& b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      ctx.fail("shapes {} and {} do not broadcast", shape_str(a), shape_str(b));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    ctx.fail("axis {} is out of range for rank {}", axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<TensorType> infer_types(const Node& node, int num_outputs) {
+  InferContext ctx{node, std::vector<TensorType>(size_t(num_outputs))};
+  const OpInfo& info = node.info();
+  int n_in = int(node.inputs.size());
+  if (n_in < info.min_inputs || (info.max_inputs >= 0 && n_in > info.max_inputs))
+    ctx.fail("takes {}..{} inputs, got {}", info.min_inputs, info.max_inputs, n_in);
+  if (num_outputs < info.min_outputs || (info.max_outputs >= 0 && num_outputs > info.max_outputs))
+    ctx.fail("has {}..{} outputs, got {}", info.min_outputs, info.max_outputs, num_outputs);
+  for (int i = 0; i < info.min_inputs; ++i)
+    if (!node.inputs[i]) ctx.fail("input {} is required", i);
+  info.infer(ctx);
+  return ctx.outputs;
+}
+
+}  // namespace dlc::ir

@@ -1,0 +1,44 @@
+// Shape and type inference: one function per op (infer_<Op>), written in ir/infer/<family>.cc.
+// Each reads its node's input types and attributes, checks them, and sets every output type.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "dlc/error.h"
+#include "ir/graph.h"
+
+namespace dlc::ir {
+
+struct InferContext {
+  const Node& node;
+  std::vector<TensorType> outputs;  // sized to the node's output count; fill every entry
+
+  int num_inputs() const { return int(node.inputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && node.inputs[i] != nullptr; }
+  const TensorType& input(int i) const;  // fails if absent
+  const Attrs& attrs() const { return node.attrs; }
+  int num_outputs() const { return int(outputs.size()); }
+
+  /// Throws dlc::Error "node 'NAME' (Op): message".
+  template <typename... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {
+    fail_message(fmt::format(f, std::forward<Args>(args)...));
+  }
+  [[noreturn]] void fail_message(const std::string& msg) const;
+};
+
+/// Numpy broadcasting of two shapes; throws naming the node on mismatch.
+Shape broadcast_shapes(const InferContext& ctx, const Shape& a, const Shape& b);
+/// Normalizes a possibly negative axis against rank; fails if out of range.
+int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank);
+
+#define DLC_OP(name, min_in, max_in, min_out, max_out) void infer_##name(InferContext& ctx);
+#include "ir/ops.def"
+#undef DLC_OP
+
+/// Runs the op's inference for a node whose inputs are set; returns the output types.
+std::vector<TensorType> infer_types(const Node& node, int num_outputs);
+
+}  // namespace dlc::ir

@@ -1,0 +1,52 @@
+// Dtype dispatch for kernels: calls a generic lambda with a tag carrying the C++ element type.
+//
+//   dispatch_numeric(view.dtype, ctx, [&](auto tag) { using T = typename decltype(tag)::type; … });
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cpu/kernel.h"
+
+namespace dlc::cpu {
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+/// f32, f64, i64, i32, i8, u8.
+template <typename F>
+void dispatch_numeric(DType t, const KernelContext& ctx, F&& f) {
+  switch (t) {
+    case DType::F32: return f(TypeTag<float>{});
+    case DType::F64: return f(TypeTag<double>{});
+    case DType::I64: return f(TypeTag<int64_t>{});
+    case DType::I32: return f(TypeTag<int32_t>{});
+    case DType::I8: return f(TypeTag<int8_t>{});
+    case DType::U8: return f(TypeTag<uint8_t>{});
+    default: ctx.fail("dtype {} is not supported", dtype_name(t));
+  }
+}
+
+/// f32, f64.
+template <typename F>
+void dispatch_float(DType t, const KernelContext& ctx, F&& f) {
+  switch (t) {
+    case DType::F32: return f(TypeTag<float>{});
+    case DType::F64: return f(TypeTag<double>{});
+    default: ctx.fail("dtype {} is not supported", dtype_name(t));
+  }
+}
+
+/// Every dtype, by storage (bool as uint8_t, f16/bf16 as uint16_t): for data movement.
+template <typename F>
+void dispatch_storage(DType t, F&& f) {
+  switch (dtype_size(t)) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    default: return f(TypeTag<uint64_t>{});
+  }
+}
+
+}  // namespace dlc::cpu

@@ -1,0 +1,51 @@
+// Session: the embedding API. Loads a compiled plan and runs it.
+//
+//   auto session = dlc::Session::load("model.dlcplan");
+//   session->set_input("x", x);
+//   session->run();
+//   dlc::Tensor y = session->output("y");
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dlc/tensor.h"
+
+namespace dlc {
+
+namespace plan {
+class Plan;
+}
+
+struct SessionOptions {
+  int threads = 0;  // 0: the machine's cores
+};
+
+class Session {
+ public:
+  /// Reads and validates a .dlcplan file; throws dlc::Error naming the file on failure.
+  static std::unique_ptr<Session> load(const std::string& path, SessionOptions options = {});
+  /// Takes a plan already in memory.
+  static std::unique_ptr<Session> create(const plan::Plan& plan, SessionOptions options = {});
+  virtual ~Session() = default;
+
+  struct Signature {
+    std::string name;
+    TensorType type;
+  };
+  virtual const std::vector<Signature>& inputs() const = 0;
+  virtual const std::vector<Signature>& outputs() const = 0;
+
+  /// Copies a value into a graph input; checks its dtype and shape.
+  virtual void set_input(const std::string& name, const Tensor& value) = 0;
+  /// Executes every step once.
+  virtual void run() = 0;
+  /// Copies a graph output out.
+  virtual Tensor output(const std::string& name) const = 0;
+};
+
+/// Version of the plan format this runtime reads and writes.
+constexpr uint32_t kPlanFormatVersion = 1;
+
+}  // namespace dlc

@@ -1,0 +1,79 @@
+// .dlcplan reading, validation and writing.
+#include "runtime/plan/plan_file.h"
+
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+#include "dlc/file_util.h"
+#include "dlc/session.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/plan/plan_values.h"
+
+namespace dlc::plan {
+
+namespace {
+constexpr std::string_view kMagic = "DLCPLAN\n";
+}
+
+Plan read_plan_file(const std::string& path) {
+  std::string bytes = read_file(path);
+  if (bytes.compare(0, kMagic.size(), kMagic) != 0)
+    throw Error(fmt::format("{}: not a dlc plan (bad magic)", path));
+  Plan plan;
+  if (!plan.ParseFromArray(bytes.data() + kMagic.size(), int(bytes.size() - kMagic.size())))
+    throw Error(fmt::format("{}: corrupt plan (protobuf parse failed)", path));
+  validate_plan(plan, path);
+  return plan;
+}
+
+void write_plan_file(const Plan& plan, const std::string& path) {
+  std::string bytes(kMagic);
+  if (!plan.AppendToString(&bytes)) throw Error(fmt::format("{}: cannot serialize plan", path));
+  write_file_atomic(path, bytes);
+}
+
+void validate_plan(const Plan& plan, const std::string& what) {
+  if (plan.format_version() != kPlanFormatVersion)
+    throw Error(fmt::format("{}: plan format version {} (this dlc reads version {})", what,
+                            plan.format_version(), kPlanFormatVersion));
+  if (plan.stages_size() == 0) throw Error(fmt::format("{}: plan has no stages", what));
+  for (int s = 0; s < plan.stages_size(); ++s) {
+    const Stage& st = plan.stages(s);
+    for (const Buffer& b : st.buffers()) {
+      TensorType t = buffer_type(b);
+      for (int64_t d : t.shape)
+        if (d < 0) throw Error(fmt::format("{}: buffer '{}' has a negative dimension", what, b.name()));
+      if (b.offset() < 0 || b.offset() + int64_t(t.bytes()) > st.arena_bytes())
+        throw Error(fmt::format("{}: buffer '{}' lies outside the arena", what, b.name()));
+      if (b.init() >= plan.initial_values_size() || b.init() < -1)
+        throw Error(fmt::format("{}: buffer '{}' has an invalid initial value", what, b.name()));
+      if (b.init() >= 0) {
+        Tensor init = from_proto(plan.initial_values(b.init()), fmt::format("{}: initial value of '{}'", what, b.name()));
+        if (init.type != t)
+          throw Error(fmt::format("{}: initial value of '{}' is {} but the buffer is {}", what, b.name(),
+                                  init.type.str(), t.str()));
+      }
+    }
+    for (const Step& step : st.steps()) {
+      if (!cpu::find_kernel(step.kernel()))
+        throw Error(fmt::format("{}: step '{}' uses unknown kernel '{}'", what, step.name(), step.kernel()));
+      for (int32_t i : step.inputs())
+        if (i < -1 || i >= st.buffers_size())
+          throw Error(fmt::format("{}: step '{}' has an invalid input buffer", what, step.name()));
+      for (int32_t i : step.outputs())
+        if (i < -1 || i >= st.buffers_size())
+          throw Error(fmt::format("{}: step '{}' has an invalid output buffer", what, step.name()));
+    }
+  }
+  auto check_bindings = [&](const auto& bindings, const char* kind) {
+    for (const Binding& b : bindings)
+      if (b.stage() < 0 || b.stage() >= plan.stages_size() || b.buffer() < 0 ||
+          b.buffer() >= plan.stages(b.stage()).buffers_size())
+        throw Error(fmt::format("{}: {} '{}' is bound to an invalid buffer", what, kind, b.name()));
+  };
+  check_bindings(plan.inputs(), "input");
+  check_bindings(plan.labels(), "label");
+  check_bindings(plan.outputs(), "output");
+}
+
+}  // namespace dlc::plan

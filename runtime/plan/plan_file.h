@@ -1,0 +1,18 @@
+// Reading, validating and atomically writing .dlcplan files.
+#pragma once
+
+#include <string>
+
+#include "runtime/plan/plan.pb.h"
+
+namespace dlc::plan {
+
+/// Parses and validates; throws dlc::Error naming the file (missing, corrupt, wrong version).
+Plan read_plan_file(const std::string& path);
+/// Writes to a temporary file beside `path`, then renames it over `path`.
+void write_plan_file(const Plan& plan, const std::string& path);
+/// Structural checks: format version, buffer indices, arena bounds, init indices, kernels.
+/// `what` names the plan in messages.
+void validate_plan(const Plan& plan, const std::string& what);
+
+}  // namespace dlc::plan

@@ -1,0 +1,88 @@
+// Tensor and attribute conversions of plan_values.h.
+#include "runtime/plan/plan_values.h"
+
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+
+namespace dlc::plan {
+
+namespace {
+DType checked_dtype(int32_t d, const std::string& what) {
+  if (d < 0 || d > int32_t(DType::Bool)) throw Error(fmt::format("{}: invalid dtype code {}", what, d));
+  return DType(d);
+}
+}  // namespace
+
+void to_proto(const Tensor& t, TensorValue* out) {
+  out->set_dtype(int32_t(t.type.dtype));
+  for (int64_t d : t.type.shape) out->add_dims(d);
+  out->set_data(t.bytes.data(), t.bytes.size());
+}
+
+Tensor from_proto(const TensorValue& t, const std::string& what) {
+  TensorType type{checked_dtype(t.dtype(), what), Shape(t.dims().begin(), t.dims().end())};
+  for (int64_t d : type.shape)
+    if (d < 0) throw Error(fmt::format("{}: negative dimension", what));
+  Tensor out(type);
+  if (t.data().size() != out.bytes.size())
+    throw Error(fmt::format("{}: {} needs {} bytes, found {}", what, type.str(), out.bytes.size(),
+                            t.data().size()));
+  std::copy(t.data().begin(), t.data().end(), out.bytes.begin());
+  return out;
+}
+
+void to_proto(const Attrs& attrs, google::protobuf::RepeatedPtrField<Attribute>* out) {
+  for (const auto& [name, value] : attrs.all()) {
+    Attribute* a = out->Add();
+    a->set_name(name);
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, int64_t>) a->set_i(v);
+          else if constexpr (std::is_same_v<V, double>) a->set_f(v);
+          else if constexpr (std::is_same_v<V, std::string>) a->set_s(v);
+          else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
+            auto* l = a->mutable_ints();
+            for (auto x : v) l->add_v(x);
+          } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+            auto* l = a->mutable_floats();
+            for (auto x : v) l->add_v(x);
+          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+            auto* l = a->mutable_strings();
+            for (const auto& x : v) l->add_v(x);
+          } else {
+            to_proto(v, a->mutable_tensor());
+          }
+        },
+        value);
+  }
+}
+
+Attrs from_proto(const google::protobuf::RepeatedPtrField<Attribute>& attrs, const std::string& what) {
+  Attrs out;
+  for (const Attribute& a : attrs) {
+    switch (a.value_case()) {
+      case Attribute::kI: out.set(a.name(), a.i()); break;
+      case Attribute::kF: out.set(a.name(), a.f()); break;
+      case Attribute::kS: out.set(a.name(), a.s()); break;
+      case Attribute::kInts: out.set(a.name(), std::vector<int64_t>(a.ints().v().begin(), a.ints().v().end())); break;
+      case Attribute::kFloats:
+        out.set(a.name(), std::vector<double>(a.floats().v().begin(), a.floats().v().end()));
+        break;
+      case Attribute::kStrings:
+        out.set(a.name(), std::vector<std::string>(a.strings().v().begin(), a.strings().v().end()));
+        break;
+      case Attribute::kTensor: out.set(a.name(), from_proto(a.tensor(), what + " attribute " + a.name())); break;
+      default: throw Error(fmt::format("{}: attribute '{}' has no value", what, a.name()));
+    }
+  }
+  return out;
+}
+
+TensorType buffer_type(const Buffer& b) {
+  return TensorType{checked_dtype(b.dtype(), "buffer '" + b.name() + "'"),
+                    Shape(b.dims().begin(), b.dims().end())};
+}
+
+}  // namespace dlc::plan

@@ -1,0 +1,125 @@
+// The CPU session: one arena per stage, persistent buffers initialized from the plan, steps run
+// in order by the CPU kernels.
+#include "dlc/session.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "dlc/error.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/plan/plan_values.h"
+
+namespace dlc {
+
+namespace {
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+struct PreparedStep {
+  cpu::KernelFn fn;
+  std::string name, kernel;
+  Attrs attrs;
+  std::vector<int32_t> inputs, outputs;
+  std::unique_ptr<cpu::KernelState> state;
+};
+
+class CpuSession final : public Session {
+ public:
+  CpuSession(const plan::Plan& p, SessionOptions options) {
+    plan::validate_plan(p, "plan");
+    if (p.stages_size() != 1)
+      throw Error(fmt::format("plan has {} stages; this runtime runs single-stage plans", p.stages_size()));
+    if (options.threads > 0) omp_set_num_threads(options.threads);
+    const plan::Stage& st = p.stages(0);
+    size_t arena_bytes = size_t(std::max<int64_t>(st.arena_bytes(), 64));
+    arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64)));
+    if (!arena_) throw Error(fmt::format("cannot allocate a {}-byte arena", arena_bytes));
+    for (const plan::Buffer& b : st.buffers()) {
+      cpu::TensorView v{DType(b.dtype()), Shape(b.dims().begin(), b.dims().end()), arena_.get() + b.offset()};
+      if (b.init() >= 0) {
+        const std::string& data = p.initial_values(b.init()).data();
+        std::memcpy(v.data, data.data(), data.size());
+      }
+      views_.push_back(std::move(v));
+    }
+    for (const plan::Step& s : st.steps()) {
+      PreparedStep ps;
+      ps.fn = cpu::find_kernel(s.kernel());
+      ps.name = s.name();
+      ps.kernel = s.kernel();
+      ps.attrs = plan::from_proto(s.attrs(), fmt::format("step '{}'", s.name()));
+      ps.inputs.assign(s.inputs().begin(), s.inputs().end());
+      ps.outputs.assign(s.outputs().begin(), s.outputs().end());
+      steps_.push_back(std::move(ps));
+    }
+    auto bind = [&](const auto& bindings, std::vector<Signature>& sigs) {
+      for (const plan::Binding& b : bindings) {
+        sigs.push_back({b.name(), plan::buffer_type(st.buffers(b.buffer()))});
+        buffer_of_[b.name()] = b.buffer();
+      }
+    };
+    bind(p.inputs(), inputs_);
+    bind(p.labels(), inputs_);
+    bind(p.outputs(), outputs_);
+  }
+
+  const std::vector<Signature>& inputs() const override { return inputs_; }
+  const std::vector<Signature>& outputs() const override { return outputs_; }
+
+  void set_input(const std::string& name, const Tensor& value) override {
+    const cpu::TensorView& v = view_of(name, inputs_, "input");
+    if (value.type.dtype != v.dtype || value.type.shape != v.dims)
+      throw Error(fmt::format("input '{}': expected {}, got {}", name, TensorType{v.dtype, v.dims}.str(),
+                              value.type.str()));
+    std::memcpy(v.data, value.bytes.data(), value.bytes.size());
+  }
+
+  void run() override {
+    for (PreparedStep& s : steps_) {
+      cpu::KernelContext ctx{s.attrs, {}, {}, &s.state, s.name, s.kernel};
+      for (int32_t i : s.inputs) ctx.inputs.push_back(i < 0 ? cpu::TensorView{} : views_[i]);
+      for (int32_t i : s.outputs) ctx.outputs.push_back(i < 0 ? cpu::TensorView{} : views_[i]);
+      s.fn(ctx);
+    }
+  }
+
+  Tensor output(const std::string& name) const override {
+    const cpu::TensorView& v = view_of(name, outputs_, "output");
+    Tensor t(TensorType{v.dtype, v.dims});
+    std::memcpy(t.bytes.data(), v.data, t.bytes.size());
+    return t;
+  }
+
+ private:
+  const cpu::TensorView& view_of(const std::string& name, const std::vector<Signature>& sigs,
+                                 const char* kind) const {
+    for (const Signature& s : sigs)
+      if (s.name == name) return views_[buffer_of_.at(name)];
+    throw Error(fmt::format("unknown {} '{}'", kind, name));
+  }
+
+  std::unique_ptr<uint8_t, AlignedFree> arena_;
+  std::vector<cpu::TensorView> views_;
+  std::vector<PreparedStep> steps_;
+  std::vector<Signature> inputs_, outputs_;
+  std::map<std::string, int> buffer_of_;
+};
+
+}  // namespace
+
+std::unique_ptr<Session> Session::create(const plan::Plan& plan, SessionOptions options) {
+  return std::make_unique<CpuSession>(plan, options);
+}
+
+std::unique_ptr<Session> Session::load(const std::string& path, SessionOptions options) {
+  return create(plan::read_plan_file(path), options);
+}
+
+}  // namespace dlc

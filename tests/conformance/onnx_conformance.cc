@@ -1,0 +1,195 @@
+// Runs the cases of ONNX's backend test suite (libonnx-testdata) whose ops are all in dlc's
+// training op set and whose tensors are f32/i64/i32/bool, and compares with the expected
+// outputs (rtol 1e-3, atol 1e-4). Cases listed in known_failures/*.txt (with the reason) may fail;
+// any other failure, or a pass rate under 95%, fails the run.
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "dlc/error.h"
+#include "dlc/file_util.h"
+#include "dlc/session.h"
+#include "frontend/onnx_tensor.h"
+#include "tools/driver/compile.h"
+
+namespace fs = std::filesystem;
+using namespace dlc;
+
+namespace {
+
+// The training op set of the foundation issue, as ONNX op types.
+const std::set<std::string> kOpSet = {
+    "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh",
+    "AveragePool", "BatchNormalization", "Cast", "Ceil", "Celu", "Clip", "Concat", "Constant",
+    "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "CumSum", "Div", "Dropout", "Einsum",
+    "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements",
+    "GatherND", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual",
+    "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "LayerNormalization",
+    "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean",
+    "Min", "Mish", "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "Not", "Or", "Pad", "Pow",
+    "PRelu", "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+    "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu",
+    "Reshape", "Round", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice",
+    "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze", "Sub",
+    "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "Transpose", "Trilu", "Unsqueeze", "Where",
+    "Xor"};
+
+const std::set<int> kTypes = {onnx::TensorProto::FLOAT, onnx::TensorProto::INT64, onnx::TensorProto::INT32,
+                              onnx::TensorProto::BOOL};
+
+bool selected(const onnx::ModelProto& m, std::string* why) {
+  for (const auto& n : m.graph().node()) {
+    if (!kOpSet.count(n.op_type())) {
+      *why = "op " + n.op_type();
+      return false;
+    }
+  }
+  auto type_ok = [&](const onnx::ValueInfoProto& vi) {
+    return vi.type().has_tensor_type() && kTypes.count(vi.type().tensor_type().elem_type());
+  };
+  for (const auto& vi : m.graph().input())
+    if (!type_ok(vi)) return *why = "input type", false;
+  for (const auto& vi : m.graph().output())
+    if (!type_ok(vi)) return *why = "output type", false;
+  for (const auto& t : m.graph().initializer())
+    if (!kTypes.count(t.data_type())) return *why = "initializer type", false;
+  return true;
+}
+
+// Empty string when `got` matches `want`, else a description of the first mismatch.
+std::string compare(const Tensor& want, const Tensor& got, const std::string& name) {
+  if (want.type != got.type) return fmt::format("output '{}': expected {}, got {}", name, want.type.str(), got.type.str());
+  std::vector<double> w = want.as_double(), g = got.as_double();
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (std::isnan(w[i]) && std::isnan(g[i])) continue;
+    if (std::isinf(w[i]) && w[i] == g[i]) continue;
+    if (!(std::abs(w[i] - g[i]) <= 1e-4 + 1e-3 * std::abs(w[i])))
+      return fmt::format("output '{}'[{}]: expected {}, got {}", name, i, w[i], g[i]);
+  }
+  return "";
+}
+
+// Runs every test_data_set of one case; returns "" on success or the failure message.
+std::string run_case(const fs::path& dir, const onnx::ModelProto& model) {
+  std::vector<std::string> input_names, output_names;
+  std::set<std::string> inits;
+  for (const auto& t : model.graph().initializer()) inits.insert(t.name());
+  for (const auto& vi : model.graph().input())
+    if (!inits.count(vi.name())) input_names.push_back(vi.name());
+  for (const auto& vi : model.graph().output()) output_names.push_back(vi.name());
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return "no test data";
+  for (const fs::path& set : sets) {
+    driver::CompileOptions options;
+    for (size_t i = 0; i < input_names.size(); ++i) {
+      fs::path f = set / fmt::format("input_{}.pb", i);
+      if (!fs::exists(f)) break;
+      options.import.input_values[input_names[i]] = frontend::read_tensor_pb(f.string());
+    }
+    auto inputs = options.import.input_values;
+    driver::Compiled c = driver::compile_model((dir / "model.onnx").string(), options);
+    auto session = Session::create(c.plan);
+    for (const auto& sig : session->inputs()) session->set_input(sig.name, inputs.at(sig.name));
+    session->run();
+    for (size_t i = 0; i < output_names.size(); ++i) {
+      fs::path f = set / fmt::format("output_{}.pb", i);
+      if (!fs::exists(f)) continue;
+      Tensor want = frontend::read_tensor_pb(f.string());
+      std::string msg = compare(want, session->output(output_names[i]), output_names[i]);
+      if (!msg.empty()) return fmt::format("{}: {}", set.filename().string(), msg);
+    }
+  }
+  return "";
+}
+
+// Lines "CASE_NAME  # reason" from every *.txt file in `dir`.
+std::map<std::string, std::string> read_known_failures(const std::string& dir) {
+  std::map<std::string, std::string> known;
+  if (dir.empty()) return known;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".txt") continue;
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      auto hash = line.find('#');
+      std::string name = line.substr(0, line.find_first_of(" \t#"));
+      known[name] = hash == std::string::npos ? "" : line.substr(hash + 1);
+    }
+  }
+  return known;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = "/usr/share/libonnx-testdata/data", known_path, filter;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--data" && i + 1 < argc) data = argv[++i];
+    else if (a == "--known-failures" && i + 1 < argc) known_path = argv[++i];
+    else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "-v") verbose = true;
+    else {
+      std::fprintf(stderr, "usage: onnx_conformance [--data DIR] [--known-failures DIR] [--filter SUBSTR] [-v]\n");
+      return 2;
+    }
+  }
+  auto known = read_known_failures(known_path);
+  int selected_count = 0, passed = 0, known_failed = 0, unexpected = 0, now_passing = 0;
+  for (const char* suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+    fs::path suite_dir = fs::path(data) / suite;
+    if (!fs::exists(suite_dir)) continue;
+    std::vector<fs::path> cases;
+    for (const auto& e : fs::directory_iterator(suite_dir)) cases.push_back(e.path());
+    std::sort(cases.begin(), cases.end());
+    for (const fs::path& dir : cases) {
+      std::string name = dir.filename().string();
+      if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+      onnx::ModelProto model;
+      std::string why;
+      if (!model.ParseFromString(read_file((dir / "model.onnx").string())) || !selected(model, &why)) {
+        if (verbose) std::printf("skip %s (%s)\n", name.c_str(), why.c_str());
+        continue;
+      }
+      ++selected_count;
+      std::string msg;
+      try {
+        msg = run_case(dir, model);
+      } catch (const std::exception& e) {
+        msg = e.what();
+      }
+      bool is_known = known.count(name) != 0;
+      if (msg.empty()) {
+        ++passed;
+        if (is_known) {
+          ++now_passing;
+          std::printf("NOW PASSING %s (remove it from the known failures)\n", name.c_str());
+        } else if (verbose) {
+          std::printf("pass %s\n", name.c_str());
+        }
+      } else if (is_known) {
+        ++known_failed;
+        if (verbose) std::printf("known failure %s: %s\n", name.c_str(), msg.c_str());
+      } else {
+        ++unexpected;
+        std::printf("FAIL %s: %s\n", name.c_str(), msg.c_str());
+      }
+    }
+  }
+  double rate = selected_count ? 100.0 * passed / selected_count : 0.0;
+  std::printf("conformance: %d of %d selected cases pass (%.1f%%); %d known failures, %d unexpected failures\n",
+              passed, selected_count, rate, known_failed, unexpected);
+  std::printf("%d passed, %d failed\n", passed, known_failed + unexpected);
+  bool ok = unexpected == 0 && now_passing == 0 && (!filter.empty() || rate >= 95.0);
+  return ok ? 0 : 1;
+}
