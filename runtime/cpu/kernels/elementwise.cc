@@ -1,6 +1,8 @@
 // CPU kernels of the elementwise family: unary maps, broadcasting binary ops, comparisons,
-// logic, Where, Clip and Cast.
+// logic, Where, Clip and Cast. Float ops also run on f16/bf16 tensors, computing in f32.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "dlc/half.h"
 #include "runtime/cpu/broadcast.h"
@@ -11,38 +13,89 @@ namespace dlc::cpu {
 
 namespace {
 
-template <typename T, typename F>
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// The type arithmetic is done in: f32 for the 16-bit float storage types, else the type itself.
+template <typename T>
+using Compute = std::conditional_t<kIsHalf<T>, float, T>;
+
+template <typename T>
+Compute<T> load(T v) {
+  if constexpr (kIsHalf<T>)
+    return float(v);
+  else
+    return v;
+}
+
+template <typename T>
+T store(Compute<T> v) {
+  if constexpr (kIsHalf<T>)
+    return T(v);
+  else
+    return v;
+}
+
+/// f32, f64, f16, bf16 (the 16-bit types as Half / BFloat16).
+template <typename F>
+void dispatch_float_ext(DType t, const KernelContext& ctx, F&& f) {
+  switch (t) {
+    case DType::F16:
+      return f(TypeTag<Half>{});
+    case DType::BF16:
+      return f(TypeTag<BFloat16>{});
+    default:
+      return dispatch_float(t, ctx, f);
+  }
+}
+
+/// The numeric dtypes of dispatch_numeric plus f16 and bf16.
+template <typename F>
+void dispatch_arith(DType t, const KernelContext& ctx, F&& f) {
+  switch (t) {
+    case DType::F16:
+      return f(TypeTag<Half>{});
+    case DType::BF16:
+      return f(TypeTag<BFloat16>{});
+    default:
+      return dispatch_numeric(t, ctx, f);
+  }
+}
+
+template <typename T, typename Out = T, typename F>
 void map_unary(const TensorView& in, const TensorView& out, F&& f) {
   const T* x = in.as<T>();
-  T* y = out.as<T>();
+  Out* y = out.as<Out>();
   const int64_t n = in.numel();
 #pragma omp parallel for simd schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
-// A unary op on floating-point tensors; f is a generic lambda over the element type.
+// A unary op on floating-point tensors; f is a generic lambda over the compute type.
 template <typename F>
 void unary_float(KernelContext& ctx, F&& f) {
-  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+  dispatch_float_ext(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_unary<T>(ctx.inputs[0], ctx.outputs[0], [&](T v) { return T(f(v)); });
+    using C = Compute<T>;
+    map_unary<T>(ctx.inputs[0], ctx.outputs[0], [&](T v) { return store<T>(C(f(load(v)))); });
   });
 }
 
 // A unary op on any numeric tensor.
 template <typename F>
 void unary_numeric(KernelContext& ctx, F&& f) {
-  dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+  dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_unary<T>(ctx.inputs[0], ctx.outputs[0], [&](T v) { return T(f(v)); });
+    using C = Compute<T>;
+    map_unary<T>(ctx.inputs[0], ctx.outputs[0], [&](T v) { return store<T>(C(f(load(v)))); });
   });
 }
 
-// out[i] = f(a[ia], b[ib]) with broadcasting; In and Out element types given.
-template <typename In, typename Out, typename F>
+// out[i] = f(a[ia], b[ib]) with broadcasting; operand and result element types given.
+template <typename A, typename B, typename Out, typename F>
 void map_binary(const TensorView& a, const TensorView& b, const TensorView& out, F&& f) {
-  const In* pa = a.as<In>();
-  const In* pb = b.as<In>();
+  const A* pa = a.as<A>();
+  const B* pb = b.as<B>();
   Out* po = out.as<Out>();
   if (a.dims == out.dims && b.dims == out.dims) {
     const int64_t n = out.numel();
@@ -50,20 +103,23 @@ void map_binary(const TensorView& a, const TensorView& b, const TensorView& out,
     for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
     return;
   }
-  for_each_broadcast_row<2>(out.dims, {&a.dims, &b.dims},
-                            [&](int64_t o, const std::array<int64_t, 2>& off,
-                                const std::array<int64_t, 2>& st, int64_t n) {
-                              const In* ra = pa + off[0];
-                              const In* rb = pb + off[1];
-                              for (int64_t j = 0; j < n; ++j) po[o + j] = f(ra[j * st[0]], rb[j * st[1]]);
-                            });
+  for_each_broadcast_row<2>(
+      out.dims, {&a.dims, &b.dims},
+      [&](int64_t o, const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t n) {
+        const A* ra = pa + off[0];
+        const B* rb = pb + off[1];
+        for (int64_t j = 0; j < n; ++j) po[o + j] = f(ra[j * st[0]], rb[j * st[1]]);
+      });
 }
 
+// A binary op on two tensors of one numeric dtype; f is a generic lambda over the compute type.
 template <typename F>
 void binary_numeric(KernelContext& ctx, F&& f) {
-  dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+  dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_binary<T, T>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0], [&](T a, T b) { return T(f(a, b)); });
+    using C = Compute<T>;
+    map_binary<T, T, T>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
+                        [&](T a, T b) { return store<T>(C(f(load(a), load(b)))); });
   });
 }
 
@@ -71,83 +127,454 @@ template <typename F>
 void compare(KernelContext& ctx, F&& f) {
   auto t = ctx.inputs[0].dtype;
   if (t == DType::Bool) t = DType::U8;
-  dispatch_numeric(t, ctx, [&](auto tag) {
+  dispatch_arith(t, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_binary<T, uint8_t>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
-                           [&](T a, T b) { return uint8_t(f(a, b) ? 1 : 0); });
+    map_binary<T, T, uint8_t>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
+                              [&](T a, T b) { return uint8_t(f(load(a), load(b)) ? 1 : 0); });
   });
 }
 
 template <typename F>
 void logical(KernelContext& ctx, F&& f) {
-  map_binary<uint8_t, uint8_t>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
-                               [&](uint8_t a, uint8_t b) { return uint8_t(f(a != 0, b != 0) ? 1 : 0); });
+  map_binary<uint8_t, uint8_t, uint8_t>(
+      ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
+      [&](uint8_t a, uint8_t b) { return uint8_t(f(a != 0, b != 0) ? 1 : 0); });
+}
+
+// Integer division and remainder fault on a zero divisor: reject it before the parallel loop.
+template <typename T>
+void check_nonzero_divisor(KernelContext& ctx, const TensorView& b) {
+  if constexpr (std::is_integral_v<T>) {
+    const T* p = b.as<T>();
+    for (int64_t i = 0, n = b.numel(); i < n; ++i)
+      if (p[i] == 0) ctx.fail("integer division by zero (divisor element {})", i);
+  }
+}
+
+// C division truncating toward zero, without the overflow trap of MIN / -1.
+template <typename T>
+T divide(T a, T b) {
+  if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) {
+    if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
+  }
+  return T(a / b);
+}
+
+// Remainder with the sign of the dividend (C fmod, fmod=1) or of the divisor (Python, fmod=0).
+template <typename T>
+T remainder(T a, T b, bool c_fmod) {
+  T r;
+  if constexpr (std::is_floating_point_v<T>) {
+    r = std::fmod(a, b);
+  } else if constexpr (std::is_signed_v<T>) {
+    r = b == T(-1) ? T(0) : T(a % b);
+  } else {
+    r = T(a % b);
+  }
+  if constexpr (std::is_signed_v<T>) {
+    if (!c_fmod && r != T(0) && ((r < T(0)) != (b < T(0)))) r = T(r + b);
+  }
+  return r;
+}
+
+// a ** b for integers by repeated squaring (exact); negative exponents give 0 unless |a| == 1.
+template <typename T>
+T int_pow(T a, int64_t b) {
+  if (b < 0) {
+    if (a == T(1)) return T(1);
+    if constexpr (std::is_signed_v<T>) {
+      if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
+    }
+    return T(0);
+  }
+  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < 4), int32_t, T>>;
+  U base = U(a), result = 1;
+  for (; b; b >>= 1, base *= base)
+    if (b & 1) result *= base;
+  return T(result);
+}
+
+template <typename T>
+constexpr bool is_nan_value(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v;
+  else
+    return false;
+}
+
+// Max/Min propagating NaN like numpy's maximum/minimum.
+template <typename T>
+T max_value(T a, T b) {
+  if (is_nan_value(a)) return a;
+  return a < b ? b : a;
+}
+template <typename T>
+T min_value(T a, T b) {
+  if (is_nan_value(a)) return a;
+  return b < a ? b : a;
+}
+
+// ---- Cast: every dtype to every dtype, through int64 (integers, bool) or double (floats).
+
+template <typename T>
+struct CastElem {
+  using storage = T;
+};
+template <>
+struct CastElem<bool> {
+  using storage = uint8_t;
+};
+
+template <typename F>
+void dispatch_all(DType t, F&& f) {
+  switch (t) {
+    case DType::F32:
+      return f(TypeTag<float>{});
+    case DType::F64:
+      return f(TypeTag<double>{});
+    case DType::F16:
+      return f(TypeTag<Half>{});
+    case DType::BF16:
+      return f(TypeTag<BFloat16>{});
+    case DType::I64:
+      return f(TypeTag<int64_t>{});
+    case DType::I32:
+      return f(TypeTag<int32_t>{});
+    case DType::I8:
+      return f(TypeTag<int8_t>{});
+    case DType::U8:
+      return f(TypeTag<uint8_t>{});
+    case DType::Bool:
+      return f(TypeTag<bool>{});
+  }
+}
+
+template <typename From>
+auto widen(typename CastElem<From>::storage raw) {
+  if constexpr (std::is_same_v<From, bool>)
+    return int64_t(raw != 0);
+  else if constexpr (kIsHalf<From>)
+    return double(float(raw));
+  else if constexpr (std::is_floating_point_v<From>)
+    return double(raw);
+  else
+    return int64_t(raw);
+}
+
+// Float to int64 truncating toward zero; NaN gives 0 and out-of-range values saturate.
+inline int64_t float_to_int64(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
+template <typename To, typename W>
+typename CastElem<To>::storage narrow(W w) {
+  if constexpr (std::is_same_v<To, bool>)
+    return uint8_t(w != W(0) ? 1 : 0);
+  else if constexpr (kIsHalf<To>)
+    return To(float(w));
+  else if constexpr (std::is_floating_point_v<To>)
+    return To(w);
+  else if constexpr (std::is_floating_point_v<W>)
+    return To(float_to_int64(w));
+  else
+    return To(w);
 }
 
 }  // namespace
 
-void kernel_Add(KernelContext& ctx) {
-  binary_numeric(ctx, [](auto a, auto b) { return a + b; });
+// ---- unary ops
+
+void kernel_Abs(KernelContext& ctx) {
+  unary_numeric(ctx, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_floating_point_v<T>)
+      return std::fabs(v);
+    else if constexpr (std::is_unsigned_v<T>)
+      return v;
+    else
+      return v < T(0) ? T(-v) : v;
+  });
+}
+
+void kernel_Neg(KernelContext& ctx) {
+  unary_numeric(ctx, [](auto v) { return -v; });
+}
+
+void kernel_Sign(KernelContext& ctx) {
+  unary_numeric(ctx, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_unsigned_v<T>)
+      return v > T(0) ? T(1) : T(0);
+    else
+      return v > T(0) ? T(1) : (v < T(0) ? T(-1) : v);  // 0 and NaN pass through
+  });
 }
 
 void kernel_Relu(KernelContext& ctx) {
   unary_numeric(ctx, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
 }
 
-void kernel_Name(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Abs(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Acos(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Acosh(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Asin(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Asinh(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Atan(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Atanh(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Ceil(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Celu(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Cos(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Cosh(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Elu(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Erf(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Exp(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Floor(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_HardSigmoid(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_HardSwish(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_LeakyRelu(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Log(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Mish(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Neg(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Not(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Reciprocal(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Round(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Selu(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Sigmoid(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Sign(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Sin(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Sinh(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Softplus(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Softsign(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Sqrt(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Tan(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Tanh(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ThresholdedRelu(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Cast(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Clip(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Sub(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Mul(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Div(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Pow(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Mod(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Max(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Min(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_PRelu(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_And(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Or(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Xor(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Equal(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Greater(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_GreaterOrEqual(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Less(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_LessOrEqual(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Where(KernelContext& ctx) { ctx.fail("not implemented yet"); }
+void kernel_Not(KernelContext& ctx) {
+  map_unary<uint8_t>(ctx.inputs[0], ctx.outputs[0], [](uint8_t v) { return uint8_t(v == 0 ? 1 : 0); });
+}
+
+#define DLC_FLOAT_UNARY(op, expr)                  \
+  void kernel_##op(KernelContext& ctx) {           \
+    unary_float(ctx, [](auto x) { return expr; }); \
+  }
+DLC_FLOAT_UNARY(Acos, std::acos(x))
+DLC_FLOAT_UNARY(Acosh, std::acosh(x))
+DLC_FLOAT_UNARY(Asin, std::asin(x))
+DLC_FLOAT_UNARY(Asinh, std::asinh(x))
+DLC_FLOAT_UNARY(Atan, std::atan(x))
+DLC_FLOAT_UNARY(Atanh, std::atanh(x))
+DLC_FLOAT_UNARY(Ceil, std::ceil(x))
+DLC_FLOAT_UNARY(Cos, std::cos(x))
+DLC_FLOAT_UNARY(Cosh, std::cosh(x))
+DLC_FLOAT_UNARY(Erf, std::erf(x))
+DLC_FLOAT_UNARY(Exp, std::exp(x))
+DLC_FLOAT_UNARY(Floor, std::floor(x))
+DLC_FLOAT_UNARY(Log, std::log(x))
+DLC_FLOAT_UNARY(Reciprocal, decltype(x)(1) / x)
+DLC_FLOAT_UNARY(Round, std::nearbyint(x))  // the default rounding mode rounds half to even
+DLC_FLOAT_UNARY(Sin, std::sin(x))
+DLC_FLOAT_UNARY(Sinh, std::sinh(x))
+DLC_FLOAT_UNARY(Softsign, x / (decltype(x)(1) + std::fabs(x)))
+DLC_FLOAT_UNARY(Sqrt, std::sqrt(x))
+DLC_FLOAT_UNARY(Tan, std::tan(x))
+DLC_FLOAT_UNARY(Tanh, std::tanh(x))
+DLC_FLOAT_UNARY(Sigmoid, x >= 0 ? decltype(x)(1) / (decltype(x)(1) + std::exp(-x))
+                                : std::exp(x) / (decltype(x)(1) + std::exp(x)))
+DLC_FLOAT_UNARY(HardSwish, x* std::fmax(decltype(x)(0),
+                                        std::fmin(decltype(x)(1), x / decltype(x)(6) + decltype(x)(0.5))))
+#undef DLC_FLOAT_UNARY
+
+namespace {
+
+// log(1 + exp(x)) without overflow.
+template <typename T>
+T softplus(T x) {
+  return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+}  // namespace
+
+void kernel_Softplus(KernelContext& ctx) {
+  unary_float(ctx, [](auto x) { return softplus(x); });
+}
+
+void kernel_Mish(KernelContext& ctx) {
+  unary_float(ctx, [](auto x) { return x * std::tanh(softplus(x)); });
+}
+
+void kernel_Celu(KernelContext& ctx) {
+  const double alpha = ctx.attrs.f("alpha", 1.0);
+  unary_float(ctx, [alpha](auto x) {
+    using T = decltype(x);
+    const T a = T(alpha);
+    return std::fmax(T(0), x) + std::fmin(T(0), a * std::expm1(x / a));
+  });
+}
+
+void kernel_Elu(KernelContext& ctx) {
+  const double alpha = ctx.attrs.f("alpha", 1.0);
+  unary_float(ctx, [alpha](auto x) {
+    using T = decltype(x);
+    return x < T(0) ? T(alpha) * std::expm1(x) : x;
+  });
+}
+
+void kernel_Selu(KernelContext& ctx) {
+  const double alpha = ctx.attrs.f("alpha", 1.67326319217681884765625);
+  const double gamma = ctx.attrs.f("gamma", 1.05070102214813232421875);
+  unary_float(ctx, [alpha, gamma](auto x) {
+    using T = decltype(x);
+    return T(gamma) * (x > T(0) ? x : T(alpha) * std::expm1(x));
+  });
+}
+
+void kernel_HardSigmoid(KernelContext& ctx) {
+  const double alpha = ctx.attrs.f("alpha", 0.2), beta = ctx.attrs.f("beta", 0.5);
+  unary_float(ctx, [alpha, beta](auto x) {
+    using T = decltype(x);
+    return std::fmax(T(0), std::fmin(T(1), T(alpha) * x + T(beta)));
+  });
+}
+
+void kernel_LeakyRelu(KernelContext& ctx) {
+  const double alpha = ctx.attrs.f("alpha", 0.01);
+  unary_float(ctx, [alpha](auto x) {
+    using T = decltype(x);
+    return x < T(0) ? T(alpha) * x : x;
+  });
+}
+
+void kernel_ThresholdedRelu(KernelContext& ctx) {
+  const double alpha = ctx.attrs.f("alpha", 1.0);
+  unary_float(ctx, [alpha](auto x) {
+    using T = decltype(x);
+    return x > T(alpha) ? x : T(0);
+  });
+}
+
+// ---- Cast and Clip
+
+void kernel_Cast(KernelContext& ctx) {
+  const TensorView& in = ctx.inputs[0];
+  const TensorView& out = ctx.outputs[0];
+  dispatch_all(in.dtype, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    dispatch_all(out.dtype, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      using S = typename CastElem<From>::storage;
+      using D = typename CastElem<To>::storage;
+      map_unary<S, D>(in, out, [](S v) { return narrow<To>(widen<From>(v)); });
+    });
+  });
+}
+
+void kernel_Clip(KernelContext& ctx) {
+  dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = Compute<T>;
+    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+    if (ctx.has_input(1)) lo = load(*ctx.inputs[1].as<T>());
+    if (ctx.has_input(2)) hi = load(*ctx.inputs[2].as<T>());
+    map_unary<T>(ctx.inputs[0], ctx.outputs[0], [lo, hi](T v) {
+      C x = load(v);
+      x = x < lo ? lo : x;
+      return store<T>(x > hi ? hi : x);
+    });
+  });
+}
+
+// ---- binary arithmetic
+
+void kernel_Add(KernelContext& ctx) {
+  binary_numeric(ctx, [](auto a, auto b) { return a + b; });
+}
+
+void kernel_Sub(KernelContext& ctx) {
+  binary_numeric(ctx, [](auto a, auto b) { return a - b; });
+}
+
+void kernel_Mul(KernelContext& ctx) {
+  binary_numeric(ctx, [](auto a, auto b) { return a * b; });
+}
+
+void kernel_Div(KernelContext& ctx) {
+  dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_nonzero_divisor<T>(ctx, ctx.inputs[1]);
+  });
+  binary_numeric(ctx, [](auto a, auto b) { return divide(a, b); });
+}
+
+void kernel_Mod(KernelContext& ctx) {
+  const bool c_fmod = ctx.attrs.i("fmod", 0) != 0;
+  dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_nonzero_divisor<T>(ctx, ctx.inputs[1]);
+  });
+  binary_numeric(ctx, [c_fmod](auto a, auto b) { return remainder(a, b, c_fmod); });
+}
+
+// The exponent may have another dtype than the base; the result has the base's.
+void kernel_Pow(KernelContext& ctx) {
+  dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto base_tag) {
+    using A = typename decltype(base_tag)::type;
+    using CA = Compute<A>;
+    dispatch_arith(ctx.inputs[1].dtype, ctx, [&](auto exp_tag) {
+      using B = typename decltype(exp_tag)::type;
+      using CB = Compute<B>;
+      map_binary<A, B, A>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0], [](A a, B b) {
+        const CA x = load(a);
+        const CB y = load(b);
+        if constexpr (std::is_floating_point_v<CA>) {
+          return store<A>(CA(std::pow(x, CA(y))));
+        } else if constexpr (std::is_integral_v<CB>) {
+          return int_pow(x, int64_t(y));
+        } else {
+          return CA(float_to_int64(std::pow(double(x), double(y))));
+        }
+      });
+    });
+  });
+}
+
+void kernel_Max(KernelContext& ctx) {
+  binary_numeric(ctx, [](auto a, auto b) { return max_value(a, b); });
+}
+
+void kernel_Min(KernelContext& ctx) {
+  binary_numeric(ctx, [](auto a, auto b) { return min_value(a, b); });
+}
+
+void kernel_PRelu(KernelContext& ctx) {
+  binary_numeric(ctx, [](auto x, auto slope) { return x < decltype(x)(0) ? slope * x : x; });
+}
+
+// ---- logic and comparisons
+
+void kernel_And(KernelContext& ctx) {
+  logical(ctx, [](bool a, bool b) { return a && b; });
+}
+
+void kernel_Or(KernelContext& ctx) {
+  logical(ctx, [](bool a, bool b) { return a || b; });
+}
+
+void kernel_Xor(KernelContext& ctx) {
+  logical(ctx, [](bool a, bool b) { return a != b; });
+}
+
+void kernel_Equal(KernelContext& ctx) {
+  compare(ctx, [](auto a, auto b) { return a == b; });
+}
+
+void kernel_Greater(KernelContext& ctx) {
+  compare(ctx, [](auto a, auto b) { return a > b; });
+}
+
+void kernel_GreaterOrEqual(KernelContext& ctx) {
+  compare(ctx, [](auto a, auto b) { return a >= b; });
+}
+
+void kernel_Less(KernelContext& ctx) {
+  compare(ctx, [](auto a, auto b) { return a < b; });
+}
+
+void kernel_LessOrEqual(KernelContext& ctx) {
+  compare(ctx, [](auto a, auto b) { return a <= b; });
+}
+
+void kernel_Where(KernelContext& ctx) {
+  const TensorView& c = ctx.inputs[0];
+  const TensorView& x = ctx.inputs[1];
+  const TensorView& y = ctx.inputs[2];
+  const TensorView& out = ctx.outputs[0];
+  dispatch_storage(out.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const uint8_t* pc = c.as<uint8_t>();
+    const T* px = x.as<T>();
+    const T* py = y.as<T>();
+    T* po = out.as<T>();
+    if (c.dims == out.dims && x.dims == out.dims && y.dims == out.dims) {
+      const int64_t n = out.numel();
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+      for (int64_t i = 0; i < n; ++i) po[i] = pc[i] ? px[i] : py[i];
+      return;
+    }
+    for_each_broadcast_row<3>(
+        out.dims, {&c.dims, &x.dims, &y.dims},
+        [&](int64_t o, const std::array<int64_t, 3>& off, const std::array<int64_t, 3>& st, int64_t n) {
+          for (int64_t j = 0; j < n; ++j)
+            po[o + j] = pc[off[0] + j * st[0]] ? px[off[1] + j * st[1]] : py[off[2] + j * st[2]];
+        });
+  });
+}
 
 }  // namespace dlc::cpu
