@@ -1,22 +1,411 @@
-// CPU kernels of the reduction family.
+// CPU kernels of the reduction family: Reduce* over any set of axes, ArgMax/ArgMin, CumSum and
+// Softmax/LogSoftmax. Each sees its input as (outer, reduced, inner) and runs in parallel
+// (OpenMP) over outer x blocks of inner, so the last axis and a middle axis are both fast; a
+// reduction to a handful of outputs is split over chunks of the reduced extent instead.
+// Float sums accumulate in double, integer ones in int64.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 
 namespace dlc::cpu {
 
-void kernel_ReduceL1(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceL2(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceLogSum(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceLogSumExp(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceMax(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceMean(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceMin(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceProd(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceSum(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ReduceSumSquare(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ArgMax(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_ArgMin(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_CumSum(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Softmax(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_LogSoftmax(KernelContext& ctx) { ctx.fail("not implemented yet"); }
+namespace {
+
+constexpr int64_t kBlock = 64;            // inner elements per task (one accumulator array)
+constexpr int64_t kParallelWork = 32768;  // below this many input elements, run serially
+constexpr int64_t kSplitMin = 8192;       // reduced extent from which it is split across threads
+
+// Input offsets of every index of `dims` (row-major order) given their strides.
+std::vector<int64_t> odometer_offsets(const Shape& dims, const Shape& strides) {
+  std::vector<int64_t> offs(size_t(num_elements(dims)));
+  Shape idx(dims.size(), 0);
+  int64_t off = 0;
+  for (auto& o : offs) {
+    o = off;
+    for (size_t d = dims.size(); d-- > 0;) {
+      off += strides[d];
+      if (++idx[d] < dims[d]) break;
+      off -= strides[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+  return offs;
+}
+
+// The input as (outer, R, inner): output element k = o * inner + i reduces
+// x[base(o) + off(j) + i] over j < R. Adjacent reduced axes need no tables.
+struct Layout {
+  int64_t outer = 1, R = 1, inner = 1;
+  bool contiguous = true;
+  std::vector<int64_t> obase, roff;  // used when !contiguous
+
+  int64_t base(int64_t o) const { return contiguous ? o * R * inner : obase[size_t(o)]; }
+  int64_t off(int64_t j) const { return contiguous ? j * inner : roff[size_t(j)]; }
+  int64_t outputs() const { return outer * inner; }
+};
+
+// `axes`: sorted, unique, non-negative; empty = every axis.
+Layout make_layout(const KernelContext& ctx, const Shape& dims, std::vector<int64_t> axes) {
+  const int64_t rank = int64_t(dims.size());
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  Layout L;
+  if (axes.empty()) return L;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= rank || (i > 0 && axes[i] <= axes[i - 1]))
+      ctx.fail("invalid axes for input of shape {}", shape_str(dims));
+  const int64_t first = axes.front(), last = axes.back();
+  auto prod = [&](int64_t b, int64_t e) {
+    int64_t p = 1;
+    for (int64_t d = b; d < e; ++d) p *= dims[size_t(d)];
+    return p;
+  };
+  L.inner = prod(last + 1, rank);
+  L.contiguous = last - first + 1 == int64_t(axes.size());
+  if (L.contiguous) {
+    L.outer = prod(0, first);
+    L.R = prod(first, last + 1);
+    return L;
+  }
+  Shape kept_dims, kept_strides, red_dims, red_strides;
+  Shape strides(size_t(last + 1));
+  for (int64_t d = last, stride = L.inner; d >= 0; stride *= dims[size_t(d)], --d)
+    strides[size_t(d)] = stride;
+  for (int64_t d = 0; d <= last; ++d) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
+    (reduced ? red_dims : kept_dims).push_back(dims[size_t(d)]);
+    (reduced ? red_strides : kept_strides).push_back(strides[size_t(d)]);
+  }
+  L.obase = odometer_offsets(kept_dims, kept_strides);
+  L.roff = odometer_offsets(red_dims, red_strides);
+  L.outer = int64_t(L.obase.size());
+  L.R = int64_t(L.roff.size());
+  return L;
+}
+
+Layout axis_layout(const KernelContext& ctx) {
+  const Shape& dims = ctx.inputs[0].dims;
+  int64_t axis = ctx.attrs.i("axis");
+  if (axis < 0) axis += int64_t(dims.size());
+  return make_layout(ctx, dims, {axis});
+}
+
+// Calls body(o, i0, n) for every outer index o and block [i0, i0 + n) of inner, in parallel.
+template <typename F>
+void for_each_block(const Layout& L, F&& body) {
+  const int64_t blocks = (L.inner + kBlock - 1) / kBlock;
+  const int64_t tasks = L.outer * blocks;
+  const bool parallel = tasks > 1 && L.outer * L.R * L.inner > kParallelWork;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock;
+    body(o, i0, std::min(kBlock, L.inner - i0));
+  }
+}
+
+// ---- Reduce*: an op has Acc, init(), step(acc, x, k), combine(a, b), finish(acc, n, k).
+
+template <typename T>
+using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename T, typename Out, typename Op>
+void reduce_split(const Layout& L, const T* x, Out* y, const Op& op, int64_t chunks) {
+  using Acc = typename Op::Acc;
+  const int64_t nout = L.outputs();
+  std::vector<Acc> part(size_t(chunks * nout), op.init());
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t j0 = L.R * c / chunks, j1 = L.R * (c + 1) / chunks;
+    Acc* acc = part.data() + c * nout;
+    for (int64_t o = 0; o < L.outer; ++o)
+      for (int64_t j = j0; j < j1; ++j) {
+        const T* p = x + L.base(o) + L.off(j);
+        for (int64_t i = 0; i < L.inner; ++i) op.step(acc[o * L.inner + i], p[i], o * L.inner + i);
+      }
+  }
+  for (int64_t k = 0; k < nout; ++k) {
+    Acc a = part[size_t(k)];
+    for (int64_t c = 1; c < chunks; ++c) a = op.combine(a, part[size_t(c * nout + k)]);
+    y[k] = Out(op.finish(a, L.R, k));
+  }
+}
+
+template <typename T, typename Out, typename Op>
+void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
+  using Acc = typename Op::Acc;
+  const int64_t threads = omp_get_max_threads();
+  if (threads > 1 && L.outputs() < threads && L.R >= kSplitMin)
+    return reduce_split(L, x, y, op, std::min<int64_t>(threads, L.R / (kSplitMin / 2)));
+  for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+    const T* xb = x + L.base(o) + i0;
+    const int64_t k0 = o * L.inner + i0;
+    if (L.inner == 1) {
+      Acc a = op.init();
+      if (L.contiguous)
+        for (int64_t j = 0; j < L.R; ++j) op.step(a, xb[j], k0);
+      else
+        for (int64_t j = 0; j < L.R; ++j) op.step(a, xb[L.roff[size_t(j)]], k0);
+      y[k0] = Out(op.finish(a, L.R, k0));
+      return;
+    }
+    Acc acc[kBlock];
+    std::fill_n(acc, n, op.init());
+    for (int64_t j = 0; j < L.R; ++j) {
+      const T* p = xb + L.off(j);
+      for (int64_t i = 0; i < n; ++i) op.step(acc[i], p[i], k0 + i);
+    }
+    for (int64_t i = 0; i < n; ++i) y[k0 + i] = Out(op.finish(acc[i], L.R, k0 + i));
+  });
+}
+
+// fin(sum of map(x), n).
+template <typename T, typename Map, typename Fin>
+struct SumOf {
+  using Acc = Wide<T>;
+  Map map;
+  Fin fin;
+  Acc init() const { return Acc(0); }
+  void step(Acc& a, T x, int64_t) const { a += map(Acc(x)); }
+  Acc combine(Acc a, Acc b) const { return a + b; }
+  T finish(Acc a, int64_t n, int64_t) const { return T(fin(a, n)); }
+};
+
+template <typename T, typename Map, typename Fin>
+SumOf<T, Map, Fin> sum_of(Map map, Fin fin) {
+  return {map, fin};
+}
+
+const auto kSame = [](auto a) { return a; };
+const auto kAsIs = [](auto a, int64_t) { return a; };
+
+template <typename T>
+struct ProdOp {
+  using Acc = Wide<T>;
+  Acc init() const { return Acc(1); }
+  void step(Acc& a, T x, int64_t) const { a *= Acc(x); }
+  Acc combine(Acc a, Acc b) const { return a * b; }
+  T finish(Acc a, int64_t, int64_t) const { return T(a); }
+};
+
+// Max (Greater) or Min; NaN propagates.
+template <typename T, bool Greater>
+struct ExtremumOp {
+  using Acc = T;
+  Acc init() const {
+    if constexpr (std::numeric_limits<T>::has_infinity)
+      return Greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    else
+      return Greater ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  }
+  void step(Acc& a, T x, int64_t) const {
+    if (Greater ? x > a : x < a) a = x;
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) a = x;
+  }
+  Acc combine(Acc a, Acc b) const {
+    step(a, b, 0);
+    return a;
+  }
+  T finish(Acc a, int64_t, int64_t) const { return a; }
+};
+
+// log(sum(exp(x - m))) + m with m the precomputed max of output k.
+template <typename T>
+struct LogSumExpOp {
+  using Acc = double;
+  const double* max;
+  double shift(int64_t k) const { return std::isfinite(max[k]) ? max[k] : 0.0; }
+  Acc init() const { return 0.0; }
+  void step(Acc& a, T x, int64_t k) const { a += std::exp(double(x) - shift(k)); }
+  Acc combine(Acc a, Acc b) const { return a + b; }
+  T finish(Acc a, int64_t, int64_t k) const { return T(std::log(a) + shift(k)); }
+};
+
+template <typename A>
+A mean(A sum, int64_t n) {
+  if constexpr (std::is_floating_point_v<A>)
+    return sum / A(n);
+  else
+    return n == 0 ? A(0) : sum / A(n);
+}
+
+// Runs the Reduce* op make(TypeTag<T>) over the kernel's input; float-only ops take f32/f64.
+template <bool FloatOnly, typename MakeOp>
+void reduce_kernel(KernelContext& ctx, MakeOp make) {
+  const Layout L = make_layout(ctx, ctx.inputs[0].dims, ctx.attrs.ints("axes", {}));
+  auto body = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce<T, T>(L, ctx.inputs[0].as<T>(), ctx.outputs[0].as<T>(), make(tag));
+  };
+  if constexpr (FloatOnly)
+    dispatch_float(ctx.inputs[0].dtype, ctx, body);
+  else
+    dispatch_numeric(ctx.inputs[0].dtype, ctx, body);
+}
+
+// ---- ArgMax / ArgMin
+
+template <bool Greater>
+void arg_extremum(KernelContext& ctx) {
+  const Layout L = axis_layout(ctx);
+  if (L.R == 0) ctx.fail("cannot take the arg-extremum over an empty axis");
+  const bool last = ctx.attrs.i("select_last_index", 0) != 0;
+  dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = ctx.inputs[0].as<T>();
+    int64_t* y = ctx.outputs[0].as<int64_t>();
+    auto better = [last](T v, T best) {
+      if (Greater) return last ? v >= best : v > best;
+      return last ? v <= best : v < best;
+    };
+    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+      const T* xb = x + L.base(o) + i0;
+      T best[kBlock];
+      int64_t* idx = y + o * L.inner + i0;
+      std::copy_n(xb, n, best);
+      std::fill_n(idx, n, 0);
+      for (int64_t j = 1; j < L.R; ++j) {
+        const T* p = xb + j * L.inner;
+        for (int64_t i = 0; i < n; ++i)
+          if (better(p[i], best[i])) {
+            best[i] = p[i];
+            idx[i] = j;
+          }
+      }
+    });
+  });
+}
+
+// ---- Softmax / LogSoftmax over one axis, max-subtracted.
+
+template <bool Log>
+void softmax(KernelContext& ctx) {
+  const Layout L = axis_layout(ctx);
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = ctx.inputs[0].as<T>();
+    T* y = ctx.outputs[0].as<T>();
+    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+      const int64_t b = L.base(o) + i0;
+      const T* xb = x + b;
+      T* yb = y + b;
+      T m[kBlock];
+      double s[kBlock];
+      std::fill_n(m, n, -std::numeric_limits<T>::infinity());
+      std::fill_n(s, n, 0.0);
+      for (int64_t j = 0; j < L.R; ++j)
+        for (int64_t i = 0; i < n; ++i) m[i] = std::max(m[i], xb[j * L.inner + i]);
+      for (int64_t j = 0; j < L.R; ++j)
+        for (int64_t i = 0; i < n; ++i) {
+          T e = std::exp(xb[j * L.inner + i] - m[i]);
+          if constexpr (!Log) yb[j * L.inner + i] = e;
+          s[i] += double(e);
+        }
+      for (int64_t i = 0; i < n; ++i) s[i] = Log ? double(m[i]) + std::log(s[i]) : 1.0 / s[i];
+      for (int64_t j = 0; j < L.R; ++j)
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t e = j * L.inner + i;
+          yb[e] = Log ? T(double(xb[e]) - s[i]) : T(double(yb[e]) * s[i]);
+        }
+    });
+  });
+}
+
+}  // namespace
+
+void kernel_ReduceL1(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) {
+    return sum_of<typename decltype(tag)::type>([](auto a) { return a < 0 ? -a : a; }, kAsIs);
+  });
+}
+
+void kernel_ReduceL2(KernelContext& ctx) {
+  reduce_kernel<true>(ctx, [](auto tag) {
+    return sum_of<typename decltype(tag)::type>([](auto a) { return a * a; },
+                                                [](auto a, int64_t) { return std::sqrt(a); });
+  });
+}
+
+void kernel_ReduceLogSum(KernelContext& ctx) {
+  reduce_kernel<true>(ctx, [](auto tag) {
+    return sum_of<typename decltype(tag)::type>(kSame, [](auto a, int64_t) { return std::log(a); });
+  });
+}
+
+void kernel_ReduceLogSumExp(KernelContext& ctx) {
+  const Layout L = make_layout(ctx, ctx.inputs[0].dims, ctx.attrs.ints("axes", {}));
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = ctx.inputs[0].as<T>();
+    std::vector<double> max(size_t(L.outputs()));
+    reduce<T, double>(L, x, max.data(), ExtremumOp<T, true>{});
+    reduce<T, T>(L, x, ctx.outputs[0].as<T>(), LogSumExpOp<T>{max.data()});
+  });
+}
+
+void kernel_ReduceMax(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) { return ExtremumOp<typename decltype(tag)::type, true>{}; });
+}
+
+void kernel_ReduceMean(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) {
+    return sum_of<typename decltype(tag)::type>(kSame, [](auto a, int64_t n) { return mean(a, n); });
+  });
+}
+
+void kernel_ReduceMin(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) { return ExtremumOp<typename decltype(tag)::type, false>{}; });
+}
+
+void kernel_ReduceProd(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) { return ProdOp<typename decltype(tag)::type>{}; });
+}
+
+void kernel_ReduceSum(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) { return sum_of<typename decltype(tag)::type>(kSame, kAsIs); });
+}
+
+void kernel_ReduceSumSquare(KernelContext& ctx) {
+  reduce_kernel<false>(ctx, [](auto tag) {
+    return sum_of<typename decltype(tag)::type>([](auto a) { return a * a; }, kAsIs);
+  });
+}
+
+void kernel_ArgMax(KernelContext& ctx) { arg_extremum<true>(ctx); }
+void kernel_ArgMin(KernelContext& ctx) { arg_extremum<false>(ctx); }
+
+void kernel_CumSum(KernelContext& ctx) {
+  const Layout L = axis_layout(ctx);
+  const bool exclusive = ctx.attrs.i("exclusive", 0) != 0;
+  const bool reverse = ctx.attrs.i("reverse", 0) != 0;
+  dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = ctx.inputs[0].as<T>();
+    T* y = ctx.outputs[0].as<T>();
+    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+      const int64_t b = L.base(o) + i0;
+      Wide<T> acc[kBlock];
+      std::fill_n(acc, n, Wide<T>(0));
+      for (int64_t jj = 0; jj < L.R; ++jj) {
+        const int64_t e = b + (reverse ? L.R - 1 - jj : jj) * L.inner;
+        for (int64_t i = 0; i < n; ++i) {
+          const Wide<T> v = Wide<T>(x[e + i]);
+          y[e + i] = T(exclusive ? acc[i] : acc[i] + v);
+          acc[i] += v;
+        }
+      }
+    });
+  });
+}
+
+void kernel_Softmax(KernelContext& ctx) { softmax<false>(ctx); }
+void kernel_LogSoftmax(KernelContext& ctx) { softmax<true>(ctx); }
 
 }  // namespace dlc::cpu

@@ -1,0 +1,127 @@
+// CPU kernels of the reduction family against independently computed values: softmax rows,
+// middle-axis and strided reductions, stable LogSumExp, ArgMax ties, CumSum and a long sum.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "runtime/cpu/kernel.h"
+
+namespace dlc::cpu {
+namespace {
+
+// Runs kernel `fn` on one f32 input of shape `dims`; the output has `out_dims` and type `out`.
+template <typename Out = float>
+std::vector<Out> run(KernelFn fn, const Attrs& attrs, std::vector<float> x, const Shape& dims,
+                     const Shape& out_dims, DType out = DType::F32) {
+  std::vector<Out> y(size_t(num_elements(out_dims)), Out(-7));
+  KernelContext ctx{attrs, {TensorView{DType::F32, dims, x.data()}}, {TensorView{out, out_dims, y.data()}}};
+  ctx.step_name = "test";
+  ctx.kernel_name = "reduction";
+  fn(ctx);
+  return y;
+}
+
+std::vector<float> wave(int64_t n, float scale) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(float(i) * 1.7f) * scale;
+  return v;
+}
+
+TEST(ReductionKernels, SoftmaxLastAxisRowsSumToOneAndMatchHandComputation) {
+  Attrs attrs;
+  attrs.set("axis", int64_t(-1));
+  const std::vector<float> x = wave(2 * 3 * 5, 4.0f);
+  const auto y = run(kernel_Softmax, attrs, x, {2, 3, 5}, {2, 3, 5});
+  for (int r = 0; r < 6; ++r) {
+    double denom = 0, sum = 0;
+    for (int j = 0; j < 5; ++j) denom += std::exp(double(x[r * 5 + j]));
+    for (int j = 0; j < 5; ++j) {
+      EXPECT_NEAR(y[r * 5 + j], std::exp(double(x[r * 5 + j])) / denom, 1e-6);
+      sum += y[r * 5 + j];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+}
+
+TEST(ReductionKernels, SoftmaxAndLogSoftmaxOverMiddleAxisAreStableForLargeInputs) {
+  Attrs attrs;
+  attrs.set("axis", int64_t(1));
+  std::vector<float> x = wave(2 * 4 * 3, 3.0f);
+  for (auto& v : x) v += 10000.0f;  // exp would overflow without the max shift
+  const auto y = run(kernel_Softmax, attrs, x, {2, 4, 3}, {2, 4, 3});
+  const auto ly = run(kernel_LogSoftmax, attrs, x, {2, 4, 3}, {2, 4, 3});
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 3; ++i) {
+      double denom = 0;
+      for (int j = 0; j < 4; ++j) denom += std::exp(double(x[o * 12 + j * 3 + i]) - 10000.0);
+      for (int j = 0; j < 4; ++j) {
+        const int e = o * 12 + j * 3 + i;
+        const double want = std::exp(double(x[e]) - 10000.0) / denom;
+        EXPECT_NEAR(y[e], want, 1e-6);
+        EXPECT_NEAR(ly[e], std::log(want), 1e-4);
+      }
+    }
+}
+
+TEST(ReductionKernels, SumOverMiddleAxisAndOverNonAdjacentAxes) {
+  const std::vector<float> x = [] {
+    std::vector<float> v(24);
+    std::iota(v.begin(), v.end(), 0.0f);
+    return v;
+  }();
+  Attrs middle;
+  middle.set("axes", std::vector<int64_t>{1});
+  middle.set("keepdims", int64_t(0));
+  // x[a][b][c] = 12a + 4b + c; summing over b gives 36a + 12 + 3c.
+  const auto y = run(kernel_ReduceSum, middle, x, {2, 3, 4}, {2, 4});
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 4; ++c) EXPECT_FLOAT_EQ(y[a * 4 + c], float(36 * a + 12 + 3 * c));
+
+  Attrs outer_inner;
+  outer_inner.set("axes", std::vector<int64_t>{0, 2});
+  outer_inner.set("keepdims", int64_t(1));
+  // Mean over a and c: (12*0.5 + 4b + 1.5).
+  const auto m = run(kernel_ReduceMean, outer_inner, x, {2, 3, 4}, {1, 3, 1});
+  for (int b = 0; b < 3; ++b) EXPECT_FLOAT_EQ(m[b], 6.0f + 4.0f * float(b) + 1.5f);
+}
+
+TEST(ReductionKernels, LogSumExpSubtractsTheMax) {
+  Attrs attrs;
+  attrs.set("axes", std::vector<int64_t>{});
+  const auto y = run(kernel_ReduceLogSumExp, attrs, {1000.0f, 1000.0f}, {2}, {1});
+  EXPECT_NEAR(y[0], 1000.0 + std::log(2.0), 1e-3);
+}
+
+TEST(ReductionKernels, LongSumIsSplitAcrossThreadsAndExact) {
+  const int64_t n = 1 << 20;
+  std::vector<float> x(size_t(n), 0.1f);
+  x[0] = 3.0f;
+  Attrs attrs;
+  attrs.set("keepdims", int64_t(0));
+  const auto y = run(kernel_ReduceSum, attrs, x, {n}, {});
+  EXPECT_NEAR(y[0], 3.0 + double(0.1f) * double(n - 1), 1e-2);
+  const auto mx = run(kernel_ReduceMax, attrs, x, {n}, {});
+  EXPECT_EQ(mx[0], 3.0f);
+}
+
+TEST(ReductionKernels, ArgMaxHonoursSelectLastIndexAndCumSumExclusiveReverse) {
+  Attrs arg;
+  arg.set("axis", int64_t(1));
+  arg.set("keepdims", int64_t(0));
+  const std::vector<float> x = {1, 5, 5, 0, 2, 2};
+  EXPECT_EQ((run<int64_t>(kernel_ArgMax, arg, x, {2, 3}, {2}, DType::I64)), (std::vector<int64_t>{1, 1}));
+  arg.set("select_last_index", int64_t(1));
+  EXPECT_EQ((run<int64_t>(kernel_ArgMax, arg, x, {2, 3}, {2}, DType::I64)), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((run<int64_t>(kernel_ArgMin, arg, x, {2, 3}, {2}, DType::I64)), (std::vector<int64_t>{0, 0}));
+
+  Attrs cs;
+  cs.set("axis", int64_t(1));
+  cs.set("exclusive", int64_t(1));
+  cs.set("reverse", int64_t(1));
+  EXPECT_EQ(run(kernel_CumSum, cs, x, {2, 3}, {2, 3}), (std::vector<float>{10, 5, 0, 4, 2, 0}));
+}
+
+}  // namespace
+}  // namespace dlc::cpu
