@@ -1,13 +1,224 @@
-// Shape inference of the nn family.
+// Shape inference of the nn family: MatMul (numpy semantics), Einsum (canonical equation),
+// convolutions and pooling (explicit pads, as resolved by the importer).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string_view>
+
 #include "ir/infer.h"
 
 namespace dlc::ir {
 
-void infer_MatMul(InferContext& ctx) { ctx.fail("shape inference not implemented yet"); }
-void infer_Einsum(InferContext& ctx) { ctx.fail("shape inference not implemented yet"); }
-void infer_Conv(InferContext& ctx) { ctx.fail("shape inference not implemented yet"); }
-void infer_ConvTranspose(InferContext& ctx) { ctx.fail("shape inference not implemented yet"); }
-void infer_AveragePool(InferContext& ctx) { ctx.fail("shape inference not implemented yet"); }
-void infer_MaxPool(InferContext& ctx) { ctx.fail("shape inference not implemented yet"); }
+namespace {
+
+void require_float(const InferContext& ctx, const TensorType& t, const char* what) {
+  if (!is_floating(t.dtype)) ctx.fail("{} must be floating-point, got {}", what, t.str());
+}
+
+// Spatial window parameters of a conv/pool node, defaulted and checked against `spatial` dims.
+struct Window {
+  Shape kernel, strides, pads, dilations;
+};
+
+Window read_window(const InferContext& ctx, size_t spatial, const Shape* weight_kernel) {
+  const Attrs& a = ctx.attrs();
+  Window w;
+  if (a.has("kernel_shape")) {
+    w.kernel = a.ints("kernel_shape");
+  } else if (weight_kernel) {
+    w.kernel = *weight_kernel;
+  } else {
+    ctx.fail("attribute 'kernel_shape' is required");
+  }
+  w.strides = a.ints("strides", Shape(spatial, 1));
+  w.pads = a.ints("pads", Shape(2 * spatial, 0));
+  w.dilations = a.ints("dilations", Shape(spatial, 1));
+  if (w.kernel.size() != spatial || w.strides.size() != spatial || w.dilations.size() != spatial ||
+      w.pads.size() != 2 * spatial)
+    ctx.fail("kernel_shape {} / strides {} / dilations {} / pads {} do not match {} spatial dims",
+             shape_str(w.kernel), shape_str(w.strides), shape_str(w.dilations), shape_str(w.pads), spatial);
+  for (size_t i = 0; i < spatial; ++i) {
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+      ctx.fail("kernel_shape, strides and dilations must be positive");
+    if (w.pads[i] < 0 || w.pads[i + spatial] < 0)
+      ctx.fail("pads must be non-negative, got {}", shape_str(w.pads));
+  }
+  if (weight_kernel && w.kernel != *weight_kernel)
+    ctx.fail("kernel_shape {} differs from the weight's spatial dims {}", shape_str(w.kernel),
+             shape_str(*weight_kernel));
+  return w;
+}
+
+// The rank >= 3 (N, C, spatial…) activation input.
+const TensorType& activation(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  if (x.shape.size() < 3) ctx.fail("input must be N x C x D1…, got {}", x.str());
+  return x;
+}
+
+void infer_pool(InferContext& ctx) {
+  const TensorType& x = activation(ctx);
+  const size_t spatial = x.shape.size() - 2;
+  Window w = read_window(ctx, spatial, nullptr);
+  const bool ceil_mode = ctx.attrs().i("ceil_mode", 0) != 0;
+  Shape out = {x.shape[0], x.shape[1]};
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t in = x.shape[i + 2];
+    const int64_t span = in + w.pads[i] + w.pads[i + spatial] - ((w.kernel[i] - 1) * w.dilations[i] + 1);
+    if (span < 0) ctx.fail("window larger than the padded input {}", x.str());
+    int64_t o = (ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
+    // As PyTorch: the last window must start inside the input or the left padding.
+    if (ceil_mode && (o - 1) * w.strides[i] >= in + w.pads[i]) --o;
+    out.push_back(o);
+  }
+  ctx.outputs[0] = TensorType{x.dtype, out};
+}
+
+// Conv and ConvTranspose: x (N, C, D…), w, b? (M); returns the window and checks groups.
+Window conv_common(InferContext& ctx, int64_t* group) {
+  const TensorType& x = activation(ctx);
+  const TensorType& wt = ctx.input(1);
+  require_float(ctx, x, "input X");
+  if (wt.dtype != x.dtype || wt.shape.size() != x.shape.size())
+    ctx.fail("weight {} does not match input {}", wt.str(), x.str());
+  *group = ctx.attrs().i("group", 1);
+  if (*group < 1 || x.shape[1] % *group != 0)
+    ctx.fail("group {} does not divide the {} input channels", *group, x.shape[1]);
+  Shape wk(wt.shape.begin() + 2, wt.shape.end());
+  return read_window(ctx, x.shape.size() - 2, &wk);
+}
+
+void check_bias(InferContext& ctx, int64_t channels) {
+  if (!ctx.has_input(2)) return;
+  const TensorType& b = ctx.input(2);
+  if (b.dtype != ctx.input(0).dtype || b.shape != Shape{channels})
+    ctx.fail("bias {} must be a vector of the {} output channels", b.str(), channels);
+}
+
+// Splits a canonical einsum equation "ab,bc->ac" into operand and output terms.
+void split_equation(const InferContext& ctx, std::string_view eq, std::vector<std::string_view>* terms,
+                    std::string_view* out) {
+  const size_t arrow = eq.find("->");
+  if (arrow == std::string_view::npos) ctx.fail("equation '{}' has no explicit output", eq);
+  *out = eq.substr(arrow + 2);
+  std::string_view lhs = eq.substr(0, arrow);
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    terms->push_back(lhs.substr(start, comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+void infer_MatMul(InferContext& ctx) {
+  const TensorType& a = ctx.input(0);
+  const TensorType& b = ctx.input(1);
+  if (a.dtype != b.dtype) ctx.fail("operand dtypes differ: {} and {}", a.str(), b.str());
+  if (a.shape.empty() || b.shape.empty())
+    ctx.fail("operands must have rank >= 1, got {} and {}", a.str(), b.str());
+  const bool ta = ctx.attrs().i("transpose_a", 0) != 0, tb = ctx.attrs().i("transpose_b", 0) != 0;
+  if ((ta && a.shape.size() < 2) || (tb && b.shape.size() < 2))
+    ctx.fail("transpose of a rank-1 operand: {} and {}", a.str(), b.str());
+  Shape sa = a.shape, sb = b.shape;
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  const size_t ra = sa.size(), rb = sb.size();
+  if (ta) std::swap(sa[ra - 1], sa[ra - 2]);
+  if (tb) std::swap(sb[rb - 1], sb[rb - 2]);
+  if (sa[ra - 1] != sb[rb - 2]) ctx.fail("inner dimensions differ: {} and {}", a.str(), b.str());
+  Shape batch = broadcast_shapes(ctx, Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2));
+  if (a.shape.size() > 1) batch.push_back(sa[ra - 2]);
+  if (b.shape.size() > 1) batch.push_back(sb[rb - 1]);
+  ctx.outputs[0] = TensorType{a.dtype, batch};
+}
+
+void infer_Einsum(InferContext& ctx) {
+  const std::string& eq = ctx.attrs().s("equation");
+  std::vector<std::string_view> terms;
+  std::string_view out;
+  split_equation(ctx, eq, &terms, &out);
+  if (int(terms.size()) != ctx.num_inputs())
+    ctx.fail("equation '{}' has {} operands, the node {}", eq, terms.size(), ctx.num_inputs());
+  std::map<char, int64_t> dims;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const TensorType& t = ctx.input(i);
+    if (t.dtype != ctx.input(0).dtype)
+      ctx.fail("operand dtypes differ: {} and {}", ctx.input(0).str(), t.str());
+    if (terms[i].size() != t.shape.size())
+      ctx.fail("term '{}' does not match operand {} of type {}", terms[i], i, t.str());
+    for (size_t k = 0; k < t.shape.size(); ++k) {
+      const char c = terms[i][k];
+      if (!std::isalpha(static_cast<unsigned char>(c))) ctx.fail("bad subscript '{}' in '{}'", c, eq);
+      auto [it, fresh] = dims.emplace(c, t.shape[k]);
+      if (!fresh && it->second != t.shape[k]) {
+        // Numpy-style broadcasting of a size-1 dim.
+        if (it->second == 1)
+          it->second = t.shape[k];
+        else if (t.shape[k] != 1)
+          ctx.fail("subscript '{}' has sizes {} and {}", c, it->second, t.shape[k]);
+      }
+    }
+  }
+  Shape shape;
+  for (char c : out) {
+    auto it = dims.find(c);
+    if (it == dims.end() || std::count(out.begin(), out.end(), c) != 1)
+      ctx.fail("output subscript '{}' of '{}' is unknown or repeated", c, eq);
+    shape.push_back(it->second);
+  }
+  ctx.outputs[0] = TensorType{ctx.input(0).dtype, shape};
+}
+
+void infer_Conv(InferContext& ctx) {
+  int64_t group = 1;
+  Window w = conv_common(ctx, &group);
+  const TensorType& x = ctx.input(0);
+  const TensorType& wt = ctx.input(1);
+  if (wt.shape[1] * group != x.shape[1] || wt.shape[0] % group != 0)
+    ctx.fail("weight {} does not fit input {} with group {}", wt.str(), x.str(), group);
+  check_bias(ctx, wt.shape[0]);
+  const size_t spatial = x.shape.size() - 2;
+  Shape out = {x.shape[0], wt.shape[0]};
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t span =
+        x.shape[i + 2] + w.pads[i] + w.pads[i + spatial] - ((w.kernel[i] - 1) * w.dilations[i] + 1);
+    if (span < 0) ctx.fail("kernel larger than the padded input {}", x.str());
+    out.push_back(span / w.strides[i] + 1);
+  }
+  ctx.outputs[0] = TensorType{x.dtype, out};
+}
+
+void infer_ConvTranspose(InferContext& ctx) {
+  int64_t group = 1;
+  Window w = conv_common(ctx, &group);
+  const TensorType& x = ctx.input(0);
+  const TensorType& wt = ctx.input(1);
+  if (wt.shape[0] != x.shape[1]) ctx.fail("weight {} does not fit input {}", wt.str(), x.str());
+  const size_t spatial = x.shape.size() - 2;
+  Shape opad = ctx.attrs().ints("output_padding", Shape(spatial, 0));
+  if (opad.size() != spatial) ctx.fail("output_padding {} does not match the input", shape_str(opad));
+  check_bias(ctx, wt.shape[1] * group);
+  Shape out = {x.shape[0], wt.shape[1] * group};
+  for (size_t i = 0; i < spatial; ++i) {
+    if (opad[i] < 0) ctx.fail("output_padding must be non-negative");
+    const int64_t o = w.strides[i] * (x.shape[i + 2] - 1) + opad[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 -
+                      w.pads[i] - w.pads[i + spatial];
+    if (o < 1) ctx.fail("pads {} leave no output", shape_str(w.pads));
+    out.push_back(o);
+  }
+  ctx.outputs[0] = TensorType{x.dtype, out};
+}
+
+void infer_AveragePool(InferContext& ctx) {
+  require_float(ctx, ctx.input(0), "input X");
+  infer_pool(ctx);
+}
+
+void infer_MaxPool(InferContext& ctx) {
+  infer_pool(ctx);
+  if (ctx.num_outputs() > 1) ctx.outputs[1] = TensorType{DType::I64, ctx.outputs[0].shape};
+}
 
 }  // namespace dlc::ir

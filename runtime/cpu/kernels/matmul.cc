@@ -1,0 +1,135 @@
+// CPU MatMul: numpy matmul (rank-1 operands promoted, batch broadcasting) with optional
+// transposes of the last two dims. f32 runs on oneDNN's matmul; other dtypes on a plain loop.
+#include <algorithm>
+
+#include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/cpu/onednn.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+// Both operands and the output as rank-r logical [batch…, rows, cols] views with element
+// strides (0 along broadcast batch dims), r >= 3.
+struct MatmulGeometry {
+  Shape a_dims, a_strides, b_dims, b_strides, c_dims;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// Logical dims/strides of one operand, padded to `rank`; `transpose` swaps the last two.
+void operand_view(Shape dims, bool transpose, size_t rank, Shape* out_dims, Shape* out_strides) {
+  Shape st = onednn::row_major_strides(dims);
+  const size_t r = dims.size();
+  if (transpose) {
+    std::swap(dims[r - 1], dims[r - 2]);
+    std::swap(st[r - 1], st[r - 2]);
+  }
+  dims.insert(dims.begin(), rank - r, 1);
+  st.insert(st.begin(), rank - r, 0);
+  for (size_t i = 0; i + 2 < rank; ++i)
+    if (dims[i] == 1) st[i] = 0;
+  *out_dims = dims;
+  *out_strides = st;
+}
+
+MatmulGeometry geometry(const KernelContext& ctx) {
+  Shape a = ctx.inputs[0].dims, b = ctx.inputs[1].dims;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const size_t rank = std::max<size_t>({a.size(), b.size(), 3});
+  MatmulGeometry g;
+  operand_view(a, ctx.attrs.i("transpose_a", 0) != 0, rank, &g.a_dims, &g.a_strides);
+  operand_view(b, ctx.attrs.i("transpose_b", 0) != 0, rank, &g.b_dims, &g.b_strides);
+  g.m = g.a_dims[rank - 2];
+  g.k = g.a_dims[rank - 1];
+  g.n = g.b_dims[rank - 1];
+  for (size_t i = 0; i + 2 < rank; ++i) g.c_dims.push_back(std::max(g.a_dims[i], g.b_dims[i]));
+  g.c_dims.push_back(g.m);
+  g.c_dims.push_back(g.n);
+  if (num_elements(g.c_dims) != ctx.outputs[0].numel())
+    ctx.fail("operands {} and {} do not give the output {}", shape_str(ctx.inputs[0].dims),
+             shape_str(ctx.inputs[1].dims), shape_str(ctx.outputs[0].dims));
+  return g;
+}
+
+template <typename T>
+void matmul_loop(const MatmulGeometry& g, const T* a, const T* b, T* c) {
+  const size_t rank = g.c_dims.size();
+  const int64_t batches = num_elements(Shape(g.c_dims.begin(), g.c_dims.end() - 2));
+  const int64_t as_m = g.a_strides[rank - 2], as_k = g.a_strides[rank - 1];
+  const int64_t bs_k = g.b_strides[rank - 2], bs_n = g.b_strides[rank - 1];
+#pragma omp parallel for collapse(2) schedule(static) if (batches * g.m * g.n * g.k > 32768)
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      int64_t ao = 0, bo = 0, rem = bi;
+      for (int64_t d = int64_t(rank) - 3; d >= 0; --d) {
+        const int64_t idx = rem % g.c_dims[d];
+        rem /= g.c_dims[d];
+        ao += idx * g.a_strides[d];
+        bo += idx * g.b_strides[d];
+      }
+      T* row = c + (bi * g.m + i) * g.n;
+      std::fill(row, row + g.n, T(0));
+      for (int64_t p = 0; p < g.k; ++p) {
+        const T av = a[ao + i * as_m + p * as_k];
+        const T* brow = b + bo + p * bs_k;
+        for (int64_t j = 0; j < g.n; ++j) row[j] += av * brow[j * bs_n];
+      }
+    }
+  }
+}
+
+// oneDNN wants a dense-looking stride on size-1 (broadcast) batch dims rather than 0.
+Shape dense_strides(const Shape& dims, Shape st) {
+  for (int64_t i = int64_t(dims.size()) - 3; i >= 0; --i) {
+    if (dims[i] != 1) continue;
+    int64_t extent = 1;
+    for (size_t j = size_t(i) + 1; j < dims.size(); ++j) extent = std::max(extent, st[j] * dims[j]);
+    st[i] = extent;
+  }
+  return st;
+}
+
+onednn::PrimitiveState build_matmul(const MatmulGeometry& g, DType t) {
+  using namespace onednn;
+  auto a_md = strided_desc(g.a_dims, dense_strides(g.a_dims, g.a_strides), t);
+  auto b_md = strided_desc(g.b_dims, dense_strides(g.b_dims, g.b_strides), t);
+  auto c_md = plain_desc(g.c_dims, t);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine());
+  PrimitiveState st;
+  st.prim = dnnl::matmul(pd);
+  st.args[DNNL_ARG_SRC] = Arg(a_md, pd.src_desc());
+  st.args[DNNL_ARG_WEIGHTS] = Arg(b_md, pd.weights_desc());
+  st.args[DNNL_ARG_DST] = Arg(c_md, pd.dst_desc());
+  return st;
+}
+
+}  // namespace
+
+void kernel_MatMul(KernelContext& ctx) {
+  const MatmulGeometry g = geometry(ctx);
+  const TensorView &a = ctx.inputs[0], &b = ctx.inputs[1], &c = ctx.outputs[0];
+  if (c.numel() == 0) return;
+  if (g.k == 0) {
+    std::fill_n(static_cast<uint8_t*>(c.data), c.bytes(), uint8_t(0));
+    return;
+  }
+  if (a.dtype == DType::F32) {
+    std::unique_ptr<KernelState> local;
+    try {
+      auto& st =
+          onednn::cached_state<onednn::PrimitiveState>(ctx, local, [&] { return build_matmul(g, a.dtype); });
+      onednn::execute(st, {{DNNL_ARG_SRC, a.data}, {DNNL_ARG_WEIGHTS, b.data}}, {{DNNL_ARG_DST, c.data}});
+    } catch (const dnnl::error& e) {
+      ctx.fail("{} ({} x {})", onednn::describe(e), shape_str(a.dims), shape_str(b.dims));
+    }
+    return;
+  }
+  dispatch_numeric(a.dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    matmul_loop<T>(g, a.as<T>(), b.as<T>(), c.as<T>());
+  });
+}
+
+}  // namespace dlc::cpu

@@ -1,0 +1,126 @@
+// CPU kernels of the nn family (Conv, MatMul) against naive reference loops.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include "runtime/cpu/kernel.h"
+
+namespace dlc::cpu {
+namespace {
+
+std::vector<float> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+TensorView view(std::vector<float>& data, Shape dims) {
+  return TensorView{DType::F32, std::move(dims), data.data()};
+}
+
+KernelContext context(const Attrs& attrs, std::vector<TensorView> in, std::vector<TensorView> out,
+                      const char* name) {
+  return KernelContext{attrs, std::move(in), std::move(out), nullptr, "test", name};
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::abs(want[i])) << "at " << i;
+}
+
+TEST(NnKernels, Conv2dStridePadsGroups) {
+  const int64_t N = 2, C = 4, H = 7, W = 6, M = 6, G = 2, KH = 3, KW = 2, S = 2;
+  const int64_t pt = 1, pl = 0, pb = 2, pr = 1;
+  const int64_t OH = (H + pt + pb - KH) / S + 1, OW = (W + pl + pr - KW) / S + 1;
+  auto x = random_values(N * C * H * W, 1), w = random_values(M * (C / G) * KH * KW, 2),
+       b = random_values(M, 3);
+  std::vector<float> y(size_t(N * M * OH * OW)), want(y.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t g = m / (M / G);
+          double acc = b[m];
+          for (int64_t c = 0; c < C / G; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t ih = oh * S - pt + kh, iw = ow * S - pl + kw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += x[((n * C + g * (C / G) + c) * H + ih) * W + iw] *
+                       w[((m * (C / G) + c) * KH + kh) * KW + kw];
+              }
+          want[((n * M + m) * OH + oh) * OW + ow] = float(acc);
+        }
+  Attrs attrs;
+  attrs.set("kernel_shape", Shape{KH, KW});
+  attrs.set("strides", Shape{S, S});
+  attrs.set("pads", Shape{pt, pl, pb, pr});
+  attrs.set("dilations", Shape{1, 1});
+  attrs.set("group", G);
+  KernelContext ctx = context(attrs, {view(x, {N, C, H, W}), view(w, {M, C / G, KH, KW}), view(b, {M})},
+                              {view(y, {N, M, OH, OW})}, "Conv");
+  kernel_Conv(ctx);  // one-off: no state slot
+  expect_near_all(y, want);
+  // Through a cached primitive, run twice.
+  std::unique_ptr<KernelState> state;
+  ctx.state = &state;
+  for (int run = 0; run < 2; ++run) {
+    std::fill(y.begin(), y.end(), 0.f);
+    kernel_Conv(ctx);
+    expect_near_all(y, want);
+  }
+  EXPECT_NE(state, nullptr);
+}
+
+TEST(NnKernels, MatMulBatchBroadcast) {
+  // a: [2, 1, 3, 4], b: [3, 4, 5] -> [2, 3, 3, 5]; b transposed in memory as [3, 5, 4].
+  const int64_t B0 = 2, B1 = 3, M = 3, K = 4, N = 5;
+  auto a = random_values(B0 * M * K, 4), b = random_values(B1 * N * K, 5);
+  std::vector<float> want(size_t(B0 * B1 * M * N));
+  for (int64_t i = 0; i < B0; ++i)
+    for (int64_t j = 0; j < B1; ++j)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          double acc = 0;
+          for (int64_t k = 0; k < K; ++k) acc += a[(i * M + m) * K + k] * b[(j * N + n) * K + k];
+          want[((i * B1 + j) * M + m) * N + n] = float(acc);
+        }
+  Attrs attrs;
+  attrs.set("transpose_b", int64_t(1));
+  std::vector<float> y(want.size());
+  KernelContext ctx =
+      context(attrs, {view(a, {B0, 1, M, K}), view(b, {B1, N, K})}, {view(y, {B0, B1, M, N})}, "MatMul");
+  kernel_MatMul(ctx);
+  expect_near_all(y, want);
+
+  // The same product through the plain-loop path (f64).
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), yd(want.size());
+  KernelContext ctx64 = context(
+      attrs,
+      {TensorView{DType::F64, {B0, 1, M, K}, ad.data()}, TensorView{DType::F64, {B1, N, K}, bd.data()}},
+      {TensorView{DType::F64, {B0, B1, M, N}, yd.data()}}, "MatMul");
+  kernel_MatMul(ctx64);
+  expect_near_all(std::vector<float>(yd.begin(), yd.end()), want);
+}
+
+TEST(NnKernels, MatMulVectorOperands) {
+  // [4] x [2, 4, 3] -> [2, 3]
+  auto a = random_values(4, 6), b = random_values(2 * 4 * 3, 7);
+  std::vector<float> want(6), y(6);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t n = 0; n < 3; ++n)
+      for (int64_t k = 0; k < 4; ++k) want[i * 3 + n] += a[k] * b[(i * 4 + k) * 3 + n];
+  Attrs attrs;
+  KernelContext ctx = context(attrs, {view(a, {4}), view(b, {2, 4, 3})}, {view(y, {2, 3})}, "MatMul");
+  kernel_MatMul(ctx);
+  expect_near_all(y, want);
+}
+
+}  // namespace
+}  // namespace dlc::cpu
