@@ -1,13 +1,306 @@
-// CPU kernels of the norm family.
+// CPU kernels of the norm family: batch/instance/layer normalization (statistics accumulated in
+// double), Philox dropout, and the NLL / softmax cross-entropy losses.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/philox.h"
 
 namespace dlc::cpu {
 
-void kernel_BatchNormalization(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_InstanceNormalization(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_LayerNormalization(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_Dropout(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_NegativeLogLikelihoodLoss(KernelContext& ctx) { ctx.fail("not implemented yet"); }
-void kernel_SoftmaxCrossEntropyLoss(KernelContext& ctx) { ctx.fail("not implemented yet"); }
+namespace {
+
+// Mean and biased variance, accumulated in double over contiguous segments of values shifted by
+// the first value seen (which keeps the one-pass variance accurate when |mean| >> stddev).
+struct Moments {
+  double shift = 0, sum = 0, sum_sq = 0;
+  int64_t count = 0;
+
+  template <typename T>
+  void add(const T* p, int64_t n) {
+    if (n <= 0) return;
+    if (count == 0) shift = double(p[0]);
+    double s = 0, ss = 0;
+#pragma omp simd reduction(+ : s, ss)
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = double(p[i]) - shift;
+      s += d;
+      ss += d * d;
+    }
+    sum += s;
+    sum_sq += ss;
+    count += n;
+  }
+  double mean() const { return count ? shift + sum / double(count) : 0.0; }
+  double variance() const {
+    if (!count) return 0.0;
+    const double m = sum / double(count);
+    return std::max(0.0, sum_sq / double(count) - m * m);
+  }
+};
+
+// y = x * a + b over a contiguous segment.
+template <typename T>
+void affine(const T* x, T* y, int64_t n, double a, double b) {
+  const T fa = T(a), fb = T(b);
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * fa + fb;
+}
+
+// Dims of X [N, C, d1, ...] as N, C and the product of the d's (the spatial size).
+struct NcsDims {
+  int64_t n, c, s;
+};
+NcsDims ncs_dims(const TensorView& x) {
+  int64_t s = 1;
+  for (int64_t d = 2; d < x.rank(); ++d) s *= x.dims[size_t(d)];
+  return {x.dims[0], x.dims[1], s};
+}
+
+template <typename T>
+void batch_norm(KernelContext& ctx) {
+  const TensorView& xv = ctx.inputs[0];
+  const NcsDims dims = ncs_dims(xv);
+  const int64_t N = dims.n, C = dims.c, S = dims.s;
+  const T* x = xv.as<T>();
+  const T* scale = ctx.inputs[1].as<T>();
+  const T* bias = ctx.inputs[2].as<T>();
+  const T* mean = ctx.inputs[3].as<T>();
+  const T* var = ctx.inputs[4].as<T>();
+  T* y = ctx.outputs[0].as<T>();
+  const double eps = ctx.attrs.f("epsilon", 1e-5);
+  const bool training = ctx.attrs.i("training_mode", 0) != 0;
+  const double momentum = ctx.attrs.f("momentum", 0.9);
+
+  // Per channel y = x * a[c] + b[c], with the running or the batch statistics.
+  std::vector<double> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
+#pragma omp parallel for schedule(static) if (training && N * C * S > 32768)
+  for (int64_t c = 0; c < C; ++c) {
+    double m = double(mean[c]), v = double(var[c]);
+    if (training) {
+      Moments mo;
+      for (int64_t n = 0; n < N; ++n) mo.add(x + (n * C + c) * S, S);
+      m = mo.mean();
+      v = mo.variance();
+      if (ctx.has_output(1)) ctx.outputs[1].as<T>()[c] = T(momentum * double(mean[c]) + (1 - momentum) * m);
+      if (ctx.has_output(2)) ctx.outputs[2].as<T>()[c] = T(momentum * double(var[c]) + (1 - momentum) * v);
+    }
+    a[size_t(c)] = double(scale[c]) / std::sqrt(v + eps);
+    b[size_t(c)] = double(bias[c]) - m * a[size_t(c)];
+  }
+#pragma omp parallel for collapse(2) schedule(static) if (N * C * S > 32768)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t off = (n * C + c) * S;
+      affine(x + off, y + off, S, a[size_t(c)], b[size_t(c)]);
+    }
+}
+
+template <typename T>
+void instance_norm(KernelContext& ctx) {
+  const TensorView& xv = ctx.inputs[0];
+  const NcsDims dims = ncs_dims(xv);
+  const int64_t NC = dims.n * dims.c, C = dims.c, S = dims.s;
+  const T* x = xv.as<T>();
+  const T* scale = ctx.inputs[1].as<T>();
+  const T* bias = ctx.inputs[2].as<T>();
+  T* y = ctx.outputs[0].as<T>();
+  const double eps = ctx.attrs.f("epsilon", 1e-5);
+#pragma omp parallel for schedule(static) if (NC * S > 32768)
+  for (int64_t nc = 0; nc < NC; ++nc) {
+    Moments mo;
+    mo.add(x + nc * S, S);
+    const double a = double(scale[nc % C]) / std::sqrt(mo.variance() + eps);
+    affine(x + nc * S, y + nc * S, S, a, double(bias[nc % C]) - mo.mean() * a);
+  }
+}
+
+// `v` (broadcastable to `shape`) expanded to num_elements(shape) values.
+template <typename T>
+std::vector<double> expand_to(const TensorView& v, const Shape& shape) {
+  std::vector<double> out(size_t(num_elements(shape)));
+  const T* src = v.as<T>();
+  for_each_broadcast_row<1>(shape, {&v.dims}, [&](int64_t o, auto off, auto stride, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[size_t(o + i)] = double(src[off[0] + i * stride[0]]);
+  });
+  return out;
+}
+
+template <typename T, typename U>
+void layer_norm(KernelContext& ctx) {
+  const TensorView& xv = ctx.inputs[0];
+  const int64_t rank = xv.rank();
+  int64_t axis = ctx.attrs.i("axis", -1);
+  if (axis < 0) axis += rank;
+  const Shape normalized(xv.dims.begin() + axis, xv.dims.end());
+  const int64_t D = num_elements(normalized);
+  const int64_t rows = D ? xv.numel() / D : 0;
+  const std::vector<double> scale = expand_to<T>(ctx.inputs[1], normalized);
+  const std::vector<double> bias =
+      ctx.has_input(2) ? expand_to<T>(ctx.inputs[2], normalized) : std::vector<double>(size_t(D), 0.0);
+  const double eps = ctx.attrs.f("epsilon", 1e-5);
+  const T* x = xv.as<T>();
+  T* y = ctx.outputs[0].as<T>();
+  U* mean_out = ctx.has_output(1) ? ctx.outputs[1].as<U>() : nullptr;
+  U* inv_std_out = ctx.has_output(2) ? ctx.outputs[2].as<U>() : nullptr;
+#pragma omp parallel for schedule(static) if (rows * D > 32768)
+  for (int64_t r = 0; r < rows; ++r) {
+    Moments mo;
+    mo.add(x + r * D, D);
+    const double m = mo.mean(), inv_std = 1.0 / std::sqrt(mo.variance() + eps);
+    const T* xr = x + r * D;
+    T* yr = y + r * D;
+#pragma omp simd
+    for (int64_t i = 0; i < D; ++i)
+      yr[i] = T((double(xr[i]) - m) * inv_std * scale[size_t(i)] + bias[size_t(i)]);
+    if (mean_out) mean_out[r] = U(m);
+    if (inv_std_out) inv_std_out[r] = U(inv_std);
+  }
+}
+
+template <typename T>
+void dropout(KernelContext& ctx) {
+  const TensorView& xv = ctx.inputs[0];
+  const int64_t n = xv.numel();
+  const T* x = xv.as<T>();
+  T* y = ctx.outputs[0].as<T>();
+  bool* mask = ctx.has_output(1) ? ctx.outputs[1].as<bool>() : nullptr;
+  const float ratio = float(ctx.attrs.f("ratio", 0.5));
+  const T scale = T(1.0 / (1.0 - double(ratio)));
+  const uint64_t seed = uint64_t(ctx.attrs.i("seed", 0));
+  const int64_t blocks = (n + 3) / 4;
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const rng::Philox4x32Block bits = rng::philox_block(seed, uint64_t(blk));
+    const int64_t end = std::min(n, blk * 4 + 4);
+    for (int64_t i = blk * 4; i < end; ++i) {
+      const bool keep = rng::uniform_from_bits(bits.v[i - blk * 4]) >= ratio;
+      y[i] = keep ? x[i] * scale : T(0);
+      if (mask) mask[i] = keep;
+    }
+  }
+}
+
+// Class indices of a loss's target as int64 (the target is i64 or i32).
+std::vector<int64_t> read_targets(const KernelContext& ctx, const TensorView& t) {
+  std::vector<int64_t> out(size_t(t.numel()));
+  if (t.dtype == DType::I64)
+    std::copy_n(t.as<int64_t>(), out.size(), out.begin());
+  else if (t.dtype == DType::I32)
+    std::copy_n(t.as<int32_t>(), out.size(), out.begin());
+  else
+    ctx.fail("target dtype {} is not supported", dtype_name(t.dtype));
+  return out;
+}
+
+// Negative log-likelihood over log-probabilities `logp` [N, C, D] (D: the flattened d1, d2, …)
+// with the node's target, optional weight and reduction; writes ctx.outputs[0].
+template <typename T>
+void nll_loss(KernelContext& ctx, const T* logp) {
+  const TensorView& in = ctx.inputs[0];
+  const NcsDims dims = ncs_dims(in);
+  const int64_t N = dims.n, C = dims.c, D = dims.s;
+  const std::vector<int64_t> target = read_targets(ctx, ctx.inputs[1]);
+  const T* weight = ctx.has_input(2) ? ctx.inputs[2].as<T>() : nullptr;
+  const bool has_ignore = ctx.attrs.has("ignore_index");
+  const int64_t ignore = has_ignore ? ctx.attrs.i("ignore_index") : 0;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (!(has_ignore && target[i] == ignore) && (target[i] < 0 || target[i] >= C))
+      ctx.fail("target[{}] = {} is outside the {} classes", i, target[i], C);
+  const std::string reduction = ctx.attrs.s("reduction", "mean");
+  T* out = ctx.outputs[0].as<T>();
+  const bool per_position = reduction == "none";
+  const int64_t positions = N * D;
+  double loss_sum = 0, weight_sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : loss_sum, weight_sum) if (positions > 32768)
+  for (int64_t p = 0; p < positions; ++p) {
+    const int64_t t = target[size_t(p)];
+    double loss = 0, w = 0;
+    if (!(has_ignore && t == ignore)) {
+      w = weight ? double(weight[t]) : 1.0;
+      loss = -double(logp[((p / D) * C + t) * D + p % D]) * w;
+    }
+    if (per_position) out[p] = T(loss);
+    loss_sum += loss;
+    weight_sum += w;
+  }
+  if (reduction == "sum")
+    *out = T(loss_sum);
+  else if (reduction == "mean")
+    *out = T(loss_sum / weight_sum);
+  else if (!per_position)
+    ctx.fail("unknown reduction '{}'", reduction);
+}
+
+// log_softmax over axis 1 of x [N, C, D] into lp (same layout).
+template <typename T>
+void log_softmax_axis1(const T* x, T* lp, int64_t N, int64_t C, int64_t D) {
+#pragma omp parallel for schedule(static) if (N * C * D > 32768)
+  for (int64_t n = 0; n < N; ++n) {
+    const T* xn = x + n * C * D;
+    T* ln = lp + n * C * D;
+    std::vector<double> mx(size_t(D), -std::numeric_limits<double>::infinity()), sum(size_t(D), 0.0);
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t d = 0; d < D; ++d) mx[size_t(d)] = std::max(mx[size_t(d)], double(xn[c * D + d]));
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t d = 0; d < D; ++d) sum[size_t(d)] += std::exp(double(xn[c * D + d]) - mx[size_t(d)]);
+    for (int64_t d = 0; d < D; ++d) sum[size_t(d)] = mx[size_t(d)] + std::log(sum[size_t(d)]);
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t d = 0; d < D; ++d) ln[c * D + d] = T(double(xn[c * D + d]) - sum[size_t(d)]);
+  }
+}
+
+template <typename T>
+void softmax_cross_entropy(KernelContext& ctx) {
+  const TensorView& in = ctx.inputs[0];
+  const NcsDims dims = ncs_dims(in);
+  const int64_t N = dims.n, C = dims.c, D = dims.s;
+  std::vector<T> scratch(ctx.has_output(1) ? 0 : size_t(in.numel()));
+  T* lp = ctx.has_output(1) ? ctx.outputs[1].as<T>() : scratch.data();
+  log_softmax_axis1(in.as<T>(), lp, N, C, D);
+  nll_loss<T>(ctx, lp);
+}
+
+}  // namespace
+
+void kernel_BatchNormalization(KernelContext& ctx) {
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { batch_norm<typename decltype(tag)::type>(ctx); });
+}
+
+void kernel_InstanceNormalization(KernelContext& ctx) {
+  dispatch_float(ctx.inputs[0].dtype, ctx,
+                 [&](auto tag) { instance_norm<typename decltype(tag)::type>(ctx); });
+}
+
+void kernel_LayerNormalization(KernelContext& ctx) {
+  const DType stats = ctx.has_output(1)   ? ctx.outputs[1].dtype
+                      : ctx.has_output(2) ? ctx.outputs[2].dtype
+                                          : DType::F32;
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto x_tag) {
+    dispatch_float(stats, ctx, [&](auto stats_tag) {
+      layer_norm<typename decltype(x_tag)::type, typename decltype(stats_tag)::type>(ctx);
+    });
+  });
+}
+
+void kernel_Dropout(KernelContext& ctx) {
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { dropout<typename decltype(tag)::type>(ctx); });
+}
+
+void kernel_NegativeLogLikelihoodLoss(KernelContext& ctx) {
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    nll_loss<T>(ctx, ctx.inputs[0].as<T>());
+  });
+}
+
+void kernel_SoftmaxCrossEntropyLoss(KernelContext& ctx) {
+  dispatch_float(ctx.inputs[0].dtype, ctx,
+                 [&](auto tag) { softmax_cross_entropy<typename decltype(tag)::type>(ctx); });
+}
 
 }  // namespace dlc::cpu
