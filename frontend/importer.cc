@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "dlc/checked_shape.h"
 #include "dlc/error.h"
 #include "dlc/file_util.h"
 #include "frontend/import_context.h"
@@ -55,6 +56,8 @@ TensorType Importer::bind_input_type(const onnx::ValueInfoProto& vi) {
     }
   }
   if (!tt.has_shape() && value != options_.input_values.end()) dims = value->second.type.shape;
+  if (!checked_num_elements(dims, dtype_size(*dtype)))
+    throw Error(fmt::format("{}: input '{}' has invalid dimensions {}", what_, name, shape_str(dims)));
   if (shape != options_.shapes.end() && shape->second != dims)
     throw Error(fmt::format("{}: --shape {}={} does not match the model's {}", what_, name,
                             shape_str(shape->second), shape_str(dims)));
@@ -89,8 +92,8 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
   for (const auto& op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   if (opset == 0) opset = 1;
-  if (opset < 7 || opset > 18)
-    throw Error(fmt::format("{}: ONNX opset {} is not supported (dlc reads opsets 7 to 18)", what_, opset));
+  if (opset < 1 || opset > 18)
+    throw Error(fmt::format("{}: ONNX opset {} is not supported (dlc reads opsets 1 to 18; translators reject legacy forms they do not know)", what_, opset));
   const onnx::GraphProto& g = model.graph();
   graph_->name = g.name().empty() ? "main" : g.name();
   import_inputs(g);
@@ -137,7 +140,13 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
 std::unique_ptr<ir::Graph> import_onnx_model(const onnx::ModelProto& model, const std::string& base_dir,
                                              const ImportOptions& options, const std::string& what) {
   Importer importer(options, base_dir, what);
-  return importer.run(model);
+  try {
+    return importer.run(model);
+  } catch (const Error& e) {
+    // Errors raised below the importer (the graph, inference) do not name the model yet.
+    if (std::string_view(e.what()).starts_with(what)) throw;
+    throw Error(fmt::format("{}: {}", what, e.what()));
+  }
 }
 
 std::unique_ptr<ir::Graph> import_onnx_file(const std::string& path, const ImportOptions& options) {

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 
+#include "dlc/checked_shape.h"
 #include "dlc/error.h"
 #include "dlc/file_util.h"
 #include "dlc/half.h"
@@ -46,13 +48,25 @@ int32_t dtype_to_onnx(DType t) {
 
 namespace {
 
+int64_t external_int(const onnx::StringStringEntryProto& kv, const std::string& what) {
+  int64_t v = 0;
+  const std::string& text = kv.value();
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+    throw Error(fmt::format("{}: external data {} '{}' is not a byte count", what, kv.key(), text));
+  return v;
+}
+
 std::string external_bytes(const TensorProto& t, const std::string& base_dir, const std::string& what) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = external_int(kv, what);
+    else if (kv.key() == "length")
+      length = external_int(kv, what);
   }
   if (location.empty()) throw Error(fmt::format("{}: external data without a location", what));
   if (location.find("..") != std::string::npos || location[0] == '/')
@@ -63,11 +77,12 @@ std::string external_bytes(const TensorProto& t, const std::string& base_dir, co
   in.seekg(0, std::ios::end);
   int64_t size = in.tellg();
   if (length < 0) length = size - offset;
-  if (offset < 0 || offset + length > size)
+  if (offset > size || length < 0 || length > size - offset)
     throw Error(fmt::format("{}: external data range exceeds {} ({} bytes)", what, path, size));
   std::string bytes(size_t(length), '\0');
   in.seekg(offset);
   in.read(bytes.data(), length);
+  if (!in) throw Error(fmt::format("{}: cannot read external data file {}", what, path));
   return bytes;
 }
 
@@ -78,53 +93,70 @@ Tensor tensor_from_onnx(const TensorProto& t, const std::string& base_dir, const
   if (!dtype)
     throw Error(fmt::format("{}: tensor data type {} ({}) is not supported", what,
                             TensorProto::DataType_Name(TensorProto::DataType(t.data_type())), t.data_type()));
-  Shape shape(t.dims().begin(), t.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) throw Error(fmt::format("{}: negative dimension in tensor", what));
-  Tensor out(TensorType{*dtype, shape});
-  const int64_t n = out.type.numel();
+  TensorType type{*dtype, Shape(t.dims().begin(), t.dims().end())};
+  std::optional<int64_t> count = checked_num_elements(type.shape, dtype_size(*dtype));
+  if (!count) throw Error(fmt::format("{}: invalid tensor dimensions {}", what, shape_str(type.shape)));
+  const int64_t n = *count;
+  const size_t nbytes = size_t(n) * dtype_size(*dtype);
+  // Sizes are checked against the data present before the tensor is allocated.
+  auto check_bytes = [&](size_t have, const char* kind) {
+    if (have != nbytes)
+      throw Error(fmt::format("{}: {} has {} bytes, {} needs {}", what, kind, have, type.str(), nbytes));
+  };
   auto check_count = [&](int64_t have) {
-    if (have != n) throw Error(fmt::format("{}: tensor {} holds {} values, expected {}", what, out.type.str(), have, n));
+    if (have != n)
+      throw Error(fmt::format("{}: tensor {} holds {} values, expected {}", what, type.str(), have, n));
   };
   if (t.data_location() == TensorProto::EXTERNAL) {
     std::string bytes = external_bytes(t, base_dir, what);
-    if (bytes.size() != out.bytes.size())
-      throw Error(fmt::format("{}: external data has {} bytes, expected {}", what, bytes.size(), out.bytes.size()));
+    check_bytes(bytes.size(), "external data");
+    Tensor out(type);
     std::memcpy(out.bytes.data(), bytes.data(), bytes.size());
-  } else if (t.has_raw_data()) {
-    if (t.raw_data().size() != out.bytes.size())
-      throw Error(fmt::format("{}: raw data has {} bytes, expected {}", what, t.raw_data().size(), out.bytes.size()));
-    std::memcpy(out.bytes.data(), t.raw_data().data(), out.bytes.size());
-  } else {
-    switch (*dtype) {
-      case DType::F32:
-        check_count(t.float_data_size());
-        std::memcpy(out.bytes.data(), t.float_data().data(), out.bytes.size());
-        break;
-      case DType::F64:
-        check_count(t.double_data_size());
-        std::memcpy(out.bytes.data(), t.double_data().data(), out.bytes.size());
-        break;
-      case DType::I64:
-        check_count(t.int64_data_size());
-        std::memcpy(out.bytes.data(), t.int64_data().data(), out.bytes.size());
-        break;
-      case DType::I32:
-        check_count(t.int32_data_size());
-        std::memcpy(out.bytes.data(), t.int32_data().data(), out.bytes.size());
-        break;
-      case DType::I8:
-      case DType::U8:
-      case DType::Bool:
-        check_count(t.int32_data_size());
-        for (int64_t i = 0; i < n; ++i) out.bytes[i] = uint8_t(t.int32_data(int(i)));
-        break;
-      case DType::F16:
-      case DType::BF16:
-        check_count(t.int32_data_size());
-        for (int64_t i = 0; i < n; ++i) out.data<uint16_t>()[i] = uint16_t(t.int32_data(int(i)));
-        break;
-    }
+    return out;
+  }
+  if (t.has_raw_data()) {
+    check_bytes(t.raw_data().size(), "raw data");
+    Tensor out(type);
+    std::memcpy(out.bytes.data(), t.raw_data().data(), nbytes);
+    return out;
+  }
+  switch (*dtype) {
+    case DType::F32:
+      check_count(t.float_data_size());
+      break;
+    case DType::F64:
+      check_count(t.double_data_size());
+      break;
+    case DType::I64:
+      check_count(t.int64_data_size());
+      break;
+    default:
+      check_count(t.int32_data_size());
+      break;
+  }
+  Tensor out(type);
+  switch (*dtype) {
+    case DType::F32:
+      std::memcpy(out.bytes.data(), t.float_data().data(), out.bytes.size());
+      break;
+    case DType::F64:
+      std::memcpy(out.bytes.data(), t.double_data().data(), out.bytes.size());
+      break;
+    case DType::I64:
+      std::memcpy(out.bytes.data(), t.int64_data().data(), out.bytes.size());
+      break;
+    case DType::I32:
+      std::memcpy(out.bytes.data(), t.int32_data().data(), out.bytes.size());
+      break;
+    case DType::I8:
+    case DType::U8:
+    case DType::Bool:
+      for (int64_t i = 0; i < n; ++i) out.bytes[i] = uint8_t(t.int32_data(int(i)));
+      break;
+    case DType::F16:
+    case DType::BF16:
+      for (int64_t i = 0; i < n; ++i) out.data<uint16_t>()[i] = uint16_t(t.int32_data(int(i)));
+      break;
   }
   return out;
 }

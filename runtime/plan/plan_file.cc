@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "dlc/checked_shape.h"
 #include "dlc/error.h"
 #include "dlc/file_util.h"
 #include "dlc/session.h"
@@ -41,9 +42,11 @@ void validate_plan(const Plan& plan, const std::string& what) {
     const Stage& st = plan.stages(s);
     for (const Buffer& b : st.buffers()) {
       TensorType t = buffer_type(b);
-      for (int64_t d : t.shape)
-        if (d < 0) throw Error(fmt::format("{}: buffer '{}' has a negative dimension", what, b.name()));
-      if (b.offset() < 0 || b.offset() + int64_t(t.bytes()) > st.arena_bytes())
+      if (!checked_num_elements(t.shape, dtype_size(t.dtype)))
+        throw Error(
+            fmt::format("{}: buffer '{}' has invalid dimensions {}", what, b.name(), shape_str(t.shape)));
+      if (b.offset() < 0 || b.offset() > st.arena_bytes() ||
+          int64_t(t.bytes()) > st.arena_bytes() - b.offset())
         throw Error(fmt::format("{}: buffer '{}' lies outside the arena", what, b.name()));
       if (b.init() >= plan.initial_values_size() || b.init() < -1)
         throw Error(fmt::format("{}: buffer '{}' has an invalid initial value", what, b.name()));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "dlc/checked_shape.h"
 #include "dlc/error.h"
 
 namespace dlc::plan {
@@ -22,12 +23,12 @@ void to_proto(const Tensor& t, TensorValue* out) {
 
 Tensor from_proto(const TensorValue& t, const std::string& what) {
   TensorType type{checked_dtype(t.dtype(), what), Shape(t.dims().begin(), t.dims().end())};
-  for (int64_t d : type.shape)
-    if (d < 0) throw Error(fmt::format("{}: negative dimension", what));
+  if (!checked_num_elements(type.shape, dtype_size(type.dtype)))
+    throw Error(fmt::format("{}: invalid dimensions {}", what, shape_str(type.shape)));
+  if (t.data().size() != type.bytes())
+    throw Error(
+        fmt::format("{}: {} needs {} bytes, found {}", what, type.str(), type.bytes(), t.data().size()));
   Tensor out(type);
-  if (t.data().size() != out.bytes.size())
-    throw Error(fmt::format("{}: {} needs {} bytes, found {}", what, type.str(), out.bytes.size(),
-                            t.data().size()));
   std::copy(t.data().begin(), t.data().end(), out.bytes.begin());
   return out;
 }

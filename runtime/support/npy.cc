@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <cstring>
 
+#include "dlc/checked_shape.h"
 #include "dlc/error.h"
 #include "dlc/file_util.h"
 #include "dlc/npy.h"
@@ -51,6 +53,7 @@ std::string_view header_field(std::string_view h, std::string_view key, const st
   size_t colon = h.find(':', k + quoted.size());
   if (colon == std::string_view::npos) throw Error(fmt::format("{}: malformed .npy header", what));
   size_t start = h.find_first_not_of(' ', colon + 1);
+  if (start == std::string_view::npos) throw Error(fmt::format("{}: malformed .npy header", what));
   size_t end = start;
   int depth = 0;
   for (; end < h.size(); ++end) {
@@ -59,7 +62,11 @@ std::string_view header_field(std::string_view h, std::string_view key, const st
     if (c == ')') --depth;
     if (depth == 0 && (c == ',' || c == '}')) break;
   }
-  if (h[start] == '(') end = h.find(')', start) + 1;
+  if (h[start] == '(') {
+    end = h.find(')', start);
+    if (end == std::string_view::npos) throw Error(fmt::format("{}: malformed .npy shape", what));
+    ++end;
+  }
   return h.substr(start, end - start);
 }
 
@@ -92,19 +99,25 @@ Tensor parse_npy(std::string_view bytes, const std::string& what) {
     throw Error(fmt::format("{}: Fortran-ordered .npy arrays are not supported", what));
   std::string_view shape_text = header_field(h, "shape", what);
   Shape shape;
-  std::string digits;
-  for (char c : shape_text) {
-    if (c >= '0' && c <= '9') {
-      digits += c;
-    } else if (!digits.empty()) {
-      shape.push_back(std::stoll(digits));
-      digits.clear();
+  for (size_t i = 0; i < shape_text.size();) {
+    if (shape_text[i] < '0' || shape_text[i] > '9') {
+      ++i;
+      continue;
     }
+    int64_t d = 0;
+    auto [end, ec] = std::from_chars(shape_text.data() + i, shape_text.data() + shape_text.size(), d);
+    if (ec != std::errc()) throw Error(fmt::format("{}: malformed .npy shape {}", what, shape_text));
+    shape.push_back(d);
+    i = size_t(end - shape_text.data());
   }
-  Tensor t(TensorType{*dtype, shape});
+  TensorType type{*dtype, shape};
+  if (!checked_num_elements(shape, dtype_size(*dtype)))
+    throw Error(fmt::format("{}: .npy shape {} is too large", what, shape_text));
   std::string_view data = bytes.substr(header_start + header_len);
-  if (data.size() != t.bytes.size())
-    throw Error(fmt::format("{}: .npy data has {} bytes, {} needs {}", what, data.size(), t.type.str(), t.bytes.size()));
+  if (data.size() != type.bytes())
+    throw Error(
+        fmt::format("{}: .npy data has {} bytes, {} needs {}", what, data.size(), type.str(), type.bytes()));
+  Tensor t(type);
   std::memcpy(t.bytes.data(), data.data(), data.size());
   return t;
 }

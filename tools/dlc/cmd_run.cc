@@ -59,12 +59,28 @@ void run(const RunArgs& args) {
     if (!known) throw Error(fmt::format("--input '{}': the model has no such input", name));
   }
   session->run();
-  std::filesystem::create_directories(args.output_dir);
+  // Every output is fetched before the first file is written; a failed write removes the files
+  // this run wrote (each one is written atomically).
+  std::vector<std::pair<std::string, Tensor>> outputs;
   for (const auto& sig : session->outputs()) {
     std::string file = sig.name;
     for (char& c : file)
       if (c == '/' || c == '\\' || c == ':') c = '_';
-    write_npy((std::filesystem::path(args.output_dir) / (file + ".npy")).string(), session->output(sig.name));
+    std::string path = (std::filesystem::path(args.output_dir) / (file + ".npy")).string();
+    outputs.emplace_back(path, session->output(sig.name));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(args.output_dir, ec);
+  if (ec) throw Error(fmt::format("--output-dir {}: {}", args.output_dir, ec.message()));
+  std::vector<std::string> written;
+  try {
+    for (const auto& [path, value] : outputs) {
+      write_npy(path, value);
+      written.push_back(path);
+    }
+  } catch (const Error&) {
+    for (const std::string& path : written) std::filesystem::remove(path, ec);
+    throw;
   }
 }
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Configures and builds dlc in one of the standard build folders.
+#
+#   scripts/build.sh [release|debug|asan] [TARGET...]
+#     release  build/       Release, warnings as errors (what CI builds)
+#     debug    build-debug/ Debug
+#     asan     build-asan/  RelWithDebInfo with AddressSanitizer + UndefinedBehaviorSanitizer
+# JOBS sets the number of build jobs (default: all cores).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kind=${1:-release}
+shift || true
+case "$kind" in
+  release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release -DDLC_WERROR=ON) ;;
+  debug) dir=build-debug; flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLC_SANITIZE=ON -DDLC_BUILD_BENCHMARKS=OFF) ;;
+  *) echo "error: build.sh: unknown build kind '$kind' (release, debug or asan)" >&2; exit 2 ;;
+esac
+cmake -S "$root" -B "$root/$dir" -G Ninja "${flags[@]}"
+cmake --build "$root/$dir" -j "${JOBS:-$(nproc)}" ${1:+--target "$@"}

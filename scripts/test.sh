@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The test suite that CI runs (.ci/run):
+#   1. scripts/setup.sh (installs packages only when some are missing);
+#   2. a Release build in build/ with warnings as errors, and every ctest test;
+#   3. an ASan + UBSan build in build-asan/ that runs the unit tests, the command-line bad-input
+#      tests and a subset of the ONNX conformance cases (DLC_ASAN_CONFORMANCE="FILTER …";
+#      "all" runs every case).
+# JOBS sets the build and test parallelism (default: all cores). --no-asan skips step 3.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+jobs=${JOBS:-$(nproc)}
+asan=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-asan) asan=0 ;;
+    *) echo "error: test.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+step() { echo; echo "=== $* ($(date +%H:%M:%S))"; }
+
+step setup
+bash scripts/setup.sh
+
+step "release build (build/, -Werror)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLC_WERROR=ON
+cmake --build build -j "$jobs"
+
+step "tests (build/)"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+[ "$asan" = 1 ] || exit 0
+
+step "ASan + UBSan build (build-asan/)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLC_SANITIZE=ON \
+  -DDLC_BUILD_BENCHMARKS=OFF
+cmake --build build-asan -j "$jobs" --target dlc dlc_unit_tests onnx_conformance
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+step "unit and bad-input tests under sanitizers"
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -E '^onnx_conformance$'
+
+step "conformance subset under sanitizers"
+filters=${DLC_ASAN_CONFORMANCE:-test_add test_relu test_gemm test_matmul test_conv test_reshape test_slice \
+test_concat test_softmax test_reduce_mean test_maxpool test_batchnorm test_gather_0 test_transpose test_Linear}
+if [ "$filters" = all ]; then
+  build-asan/tests/conformance/onnx_conformance --known-failures tests/conformance/known_failures
+else
+  for f in $filters; do
+    echo "--- filter $f"
+    build-asan/tests/conformance/onnx_conformance --known-failures tests/conformance/known_failures --filter "$f" ||
+      { echo "error: conformance cases matching '$f' fail under sanitizers" >&2; exit 1; }
+  done
+fi
+step "all tests passed"

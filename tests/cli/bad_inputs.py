@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Bad-input tests of the dlc command line: `dlc run` and `dlc inspect` on broken models, plans
+and inputs must exit non-zero with exactly one stderr line `error: …` that names the culprit,
+never die of a signal, and leave no output file behind.
+
+usage: bad_inputs.py PATH/TO/dlc [-v]
+The models are built here with the onnx package; nothing is downloaded.
+"""
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+DLC = None
+VERBOSE = False
+failures = []
+
+
+def make_model(path, nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+        list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    return path
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def save_npy(path, array):
+    np.save(path, array)
+    return path
+
+
+def check(name, args, must_name, out_dir=None):
+    """Runs dlc with `args`; the failure must be clean and its message must contain `must_name`."""
+    proc = subprocess.run([DLC] + args, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+    stderr = proc.stderr.decode(errors="replace")
+    lines = stderr.splitlines()
+    problems = []
+    if proc.returncode < 0:
+        problems.append(f"killed by signal {-proc.returncode}")
+    elif proc.returncode == 0:
+        problems.append("exited 0")
+    elif proc.returncode != 1:
+        problems.append(f"exit status {proc.returncode} (sanitizer report or crash?)")
+    if len(lines) != 1 or not lines[0].startswith("error: "):
+        problems.append(f"stderr is not one 'error: ' line: {stderr!r}")
+    elif must_name not in lines[0]:
+        problems.append(f"message does not name {must_name!r}: {lines[0]!r}")
+    if out_dir is not None and os.path.isdir(out_dir) and os.listdir(out_dir):
+        problems.append(f"left files behind in {out_dir}: {sorted(os.listdir(out_dir))}")
+    if problems:
+        failures.append(name)
+        print(f"FAIL {name}: {'; '.join(problems)}\n     command: dlc {' '.join(args)}")
+    elif VERBOSE:
+        print(f"ok   {name}: {lines[0]}")
+
+
+def main():
+    global DLC, VERBOSE
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    DLC = os.path.abspath(sys.argv[1])
+    VERBOSE = "-v" in sys.argv[2:]
+
+    with tempfile.TemporaryDirectory(prefix="dlc_cli_") as tmp:
+        p = lambda name: os.path.join(tmp, name)
+        F = TensorProto.FLOAT
+
+        good = make_model(p("good.onnx"),
+                          [helper.make_node("Add", ["x", "y"], ["s"], name="add0"),
+                           helper.make_node("Relu", ["s"], ["z"], name="relu0")],
+                          [("x", F, [2, 3]), ("y", F, [2, 3])], [("z", F, [2, 3])])
+        x = save_npy(p("x.npy"), np.ones((2, 3), np.float32))
+        y = save_npy(p("y.npy"), np.full((2, 3), -2, np.float32))
+        good_inputs = ["--input", f"x={x}", "--input", f"y={y}"]
+
+        # The good model runs: the harness itself is sound.
+        out = p("out_good")
+        proc = subprocess.run([DLC, "run", good, *good_inputs, "--output-dir", out],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+        if proc.returncode != 0 or not os.path.exists(os.path.join(out, "z.npy")):
+            failures.append("good_model_runs")
+            print(f"FAIL good_model_runs: exit {proc.returncode}: {proc.stderr.decode(errors='replace')}")
+
+        model_bytes = open(good, "rb").read()
+        rng = random.Random(1234)
+        broken_models = {
+            "empty": (write(p("empty.onnx"), b""), "empty.onnx"),
+            "missing": (p("missing.onnx"), "missing.onnx"),
+            "random": (write(p("random.onnx"), bytes(rng.randrange(256) for _ in range(512))), "random.onnx"),
+            "truncated_quarter": (write(p("trunc1.onnx"), model_bytes[:len(model_bytes) // 4]), "trunc1.onnx"),
+            "truncated_half": (write(p("trunc2.onnx"), model_bytes[:len(model_bytes) // 2]), "trunc2.onnx"),
+            "truncated_last_byte": (write(p("trunc3.onnx"), model_bytes[:-1]), "trunc3.onnx"),
+            "unsupported_op": (make_model(p("unsupported.onnx"),
+                                          [helper.make_node("DlcNoSuchOp", ["x"], ["z"], name="weird0")],
+                                          [("x", F, [2, 3])], [("z", F, [2, 3])]), "weird0"),
+            "custom_domain": (make_model(p("domain.onnx"),
+                                         [helper.make_node("Relu", ["x"], ["z"], name="mine0", domain="com.example")],
+                                         [("x", F, [2, 3])], [("z", F, [2, 3])]), "mine0"),
+            "inconsistent_shapes": (make_model(p("shapes.onnx"),
+                                               [helper.make_node("Add", ["x", "w"], ["z"], name="bad_add")],
+                                               [("x", F, [2, 3]), ("w", F, [4, 5])], [("z", F, [2, 3])]),
+                                    "bad_add"),
+            "undefined_value": (make_model(p("undef.onnx"),
+                                           [helper.make_node("Relu", ["nowhere"], ["z"], name="lost0")],
+                                           [("x", F, [2, 3])], [("z", F, [2, 3])]), "nowhere"),
+            "bad_initializer": (make_model(p("init.onnx"),
+                                           [helper.make_node("Add", ["x", "b"], ["z"], name="add_b")],
+                                           [("x", F, [2, 3])], [("z", F, [2, 3])],
+                                           [helper.make_tensor("b", F, [2, 3], [1.0, 2.0])]), "'b'"),
+            "bad_opset": (make_model(p("opset.onnx"), [helper.make_node("Relu", ["x"], ["z"])],
+                                     [("x", F, [2, 3])], [("z", F, [2, 3])], opset=99), "opset"),
+        }
+        x_only = save_npy(p("x_only.npy"), np.ones((2, 3), np.float32))
+        w = save_npy(p("w.npy"), np.ones((4, 5), np.float32))
+        for name, (model, must_name) in broken_models.items():
+            check(f"inspect_{name}", ["inspect", model], must_name)
+            inputs = ["--input", f"x={x_only}"] + (["--input", f"w={w}"] if name == "inconsistent_shapes" else [])
+            out_dir = p(f"out_{name}")
+            check(f"run_{name}", ["run", model, *inputs, "--output-dir", out_dir], must_name, out_dir)
+
+        # Inputs that do not fit the (good) model.
+        junk_pb = write(p("junk.pb"), b"\xff" * 40)
+        bad_inputs = {
+            "wrong_shape": (["--input", f"x={save_npy(p('x33.npy'), np.ones((3, 3), np.float32))}",
+                             "--input", f"y={y}"], "'x'"),
+            "wrong_dtype": (["--input", f"x={save_npy(p('xi.npy'), np.ones((2, 3), np.int64))}",
+                             "--input", f"y={y}"], "'x'"),
+            "wrong_rank": (["--input", f"x={save_npy(p('x6.npy'), np.ones((6,), np.float32))}",
+                            "--input", f"y={y}"], "'x'"),
+            "unknown_input": (good_inputs + ["--input", f"nosuch={x}"], "nosuch"),
+            "missing_input": (["--input", f"x={x}"], "'y'"),
+            "no_inputs": ([], "'x'"),
+            "input_twice": (good_inputs + ["--input", f"x={x}"], "'x'"),
+            "input_without_file": (["--input", "x", "--input", f"y={y}"], "'x'"),
+            "missing_input_file": (["--input", f"x={p('nofile.npy')}", "--input", f"y={y}"], "nofile.npy"),
+            "truncated_npy": (["--input", f"x={write(p('cut.npy'), open(x, 'rb').read()[:-5])}",
+                               "--input", f"y={y}"], "cut.npy"),
+            "garbage_pb": (["--input", f"x={junk_pb}", "--input", f"y={y}"], "junk.pb"),
+        }
+        for name, (inputs, must_name) in bad_inputs.items():
+            out_dir = p(f"out_{name}")
+            check(f"run_{name}", ["run", good, *inputs, "--output-dir", out_dir], must_name, out_dir)
+
+        # Plans: a compiled plan cut short or corrupted; files that are not plans at all.
+        plans = {
+            "plan_not_a_plan": (write(p("junk.dlcplan"), b"\x00" * 64), "junk.dlcplan"),
+            "plan_empty": (write(p("empty.dlcplan"), b""), "empty.dlcplan"),
+            "plan_missing": (p("missing.dlcplan"), "missing.dlcplan"),
+            "plan_magic_only": (write(p("magic.dlcplan"), b"DLCPLAN\n"), "magic.dlcplan"),
+            "plan_magic_garbage": (write(p("garbage.dlcplan"), b"DLCPLAN\n" + b"\xff\xfe" * 50), "garbage.dlcplan"),
+        }
+        compiled = p("good.dlcplan")
+        proc = subprocess.run([DLC, "compile", good, "-o", compiled], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=300)
+        if proc.returncode == 0 and os.path.exists(compiled):
+            plan_bytes = open(compiled, "rb").read()
+            for frac in (4, 2):
+                cut = write(p(f"cut{frac}.dlcplan"), plan_bytes[:len(plan_bytes) // frac])
+                plans[f"plan_truncated_1_{frac}"] = (cut, f"cut{frac}.dlcplan")
+            plans["plan_truncated_last_byte"] = (write(p("cutlast.dlcplan"), plan_bytes[:-1]), "cutlast.dlcplan")
+            flipped = bytearray(plan_bytes)
+            flipped[8] ^= 0xFF  # the first protobuf tag after the magic
+            plans["plan_corrupt_tag"] = (write(p("flip.dlcplan"), bytes(flipped)), "flip.dlcplan")
+        elif VERBOSE:
+            print("note: `dlc compile` is unavailable; truncated-plan cases skipped")
+        for name, (plan, must_name) in plans.items():
+            check(f"inspect_{name}", ["inspect", plan], must_name)
+            out_dir = p(f"out_{name}")
+            check(f"run_{name}", ["run", plan, *good_inputs, "--output-dir", out_dir], must_name, out_dir)
+
+    if failures:
+        print(f"{len(failures)} bad-input case(s) failed: {' '.join(failures)}")
+        return 1
+    print("all bad-input cases fail cleanly")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
