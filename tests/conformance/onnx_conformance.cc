@@ -15,6 +15,8 @@
 #include "dlc/file_util.h"
 #include "dlc/session.h"
 #include "frontend/onnx_tensor.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
 #include "tools/driver/compile.h"
 
 namespace fs = std::filesystem;
@@ -74,8 +76,33 @@ std::string compare(const Tensor& want, const Tensor& got, const std::string& na
   return "";
 }
 
-// Runs every test_data_set of one case; returns "" on success or the failure message.
-std::string run_case(const fs::path& dir, const onnx::ModelProto& model) {
+// Print -> parse -> print of an imported graph: "" when both prints are identical, else where
+// they first differ or why the printed text did not parse.
+std::string ir_round_trip(const ir::Graph& graph) {
+  std::string first = ir::print_graph(graph), second;
+  try {
+    second = ir::print_graph(*ir::parse_graph(first, "<printed IR>"));
+  } catch (const Error& e) {
+    return fmt::format("IR round trip: {}", e.what());
+  }
+  if (first == second) return "";
+  size_t at = 0, line = 1;
+  while (at < first.size() && at < second.size() && first[at] == second[at]) line += first[at++] == '\n';
+  auto line_at = [&](const std::string& s) {
+    size_t b = s.rfind('\n', at == 0 ? 0 : at - 1);
+    b = b == std::string::npos ? 0 : b + 1;
+    return s.substr(b, s.find('\n', b) - b);
+  };
+  return fmt::format("IR round trip: line {} prints as '{}', then as '{}'", line, line_at(first), line_at(second));
+}
+
+struct RoundTripCount {
+  int checked = 0, identical = 0;
+};
+
+// Runs every test_data_set of one case; returns "" on success or the failure message. The first
+// set's imported graph also goes through the IR round trip.
+std::string run_case(const fs::path& dir, const onnx::ModelProto& model, RoundTripCount& round_trips) {
   std::vector<std::string> input_names, output_names;
   std::set<std::string> inits;
   for (const auto& t : model.graph().initializer()) inits.insert(t.name());
@@ -96,6 +123,12 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& model) {
     }
     auto inputs = options.import.input_values;
     driver::Compiled c = driver::compile_model((dir / "model.onnx").string(), options);
+    if (set == sets.front()) {
+      ++round_trips.checked;
+      std::string msg = ir_round_trip(*c.graph);
+      if (!msg.empty()) return msg;
+      ++round_trips.identical;
+    }
     auto session = Session::create(c.plan);
     for (const auto& sig : session->inputs()) session->set_input(sig.name, inputs.at(sig.name));
     session->run();
@@ -146,6 +179,7 @@ int main(int argc, char** argv) {
   }
   auto known = read_known_failures(known_path);
   int selected_count = 0, passed = 0, known_failed = 0, unexpected = 0, now_passing = 0;
+  RoundTripCount round_trips;
   for (const char* suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     fs::path suite_dir = fs::path(data) / suite;
     if (!fs::exists(suite_dir)) continue;
@@ -164,7 +198,7 @@ int main(int argc, char** argv) {
       ++selected_count;
       std::string msg;
       try {
-        msg = run_case(dir, model);
+        msg = run_case(dir, model, round_trips);
       } catch (const std::exception& e) {
         msg = e.what();
       }
@@ -190,6 +224,8 @@ int main(int argc, char** argv) {
   std::printf("conformance: %d of %d selected cases pass (%.1f%%); %d known failures, %d unexpected failures\n",
               passed, selected_count, rate, known_failed, unexpected);
   std::printf("%d passed, %d failed\n", passed, known_failed + unexpected);
+  std::printf("IR round trip: %d of %d imported graphs print -> parse -> print identically\n",
+              round_trips.identical, round_trips.checked);
   bool ok = unexpected == 0 && now_passing == 0 && (!filter.empty() || rate >= 95.0);
   return ok ? 0 : 1;
 }

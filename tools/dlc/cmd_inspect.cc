@@ -1,12 +1,14 @@
 // `dlc inspect MODEL.onnx|PLAN.dlcplan [--ir] [--stats]`.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "dlc/error.h"
+#include "ir/printer.h"
 #include "runtime/plan/plan_file.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/model_options.h"
 #include "tools/driver/compile.h"
 
 namespace dlc::tool {
@@ -17,8 +19,8 @@ struct InspectArgs {
   std::string model;
   bool ir = false;
   bool stats = false;
-  int64_t batch = 0;
-  std::vector<std::string> shapes;
+  int64_t elide_above = -1;
+  ModelOptions model_options;
 };
 
 nlohmann::json plan_stats(const plan::Plan& p) {
@@ -28,43 +30,25 @@ nlohmann::json plan_stats(const plan::Plan& p) {
     peak += st.peak_bytes();
     kernels += st.steps_size();
   }
-  return {{"ops", kernels},
-          {"kernels_per_step", kernels},
-          {"param_bytes", p.param_bytes()},
-          {"peak_bytes", peak},
-          {"arena_bytes", arena},
-          {"flops_per_step", p.flops_per_step()},
+  return {{"ops", kernels},           {"kernels_per_step", kernels}, {"param_bytes", p.param_bytes()},
+          {"peak_bytes", peak},       {"arena_bytes", arena},        {"flops_per_step", p.flops_per_step()},
           {"stages", p.stages_size()}};
 }
 
 void inspect(const InspectArgs& args) {
   bool plan_file = args.model.size() > 8 && args.model.substr(args.model.size() - 8) == ".dlcplan";
   if (plan_file) {
-    if (args.ir) throw Error(fmt::format("{}: a plan holds no IR; inspect the ONNX model for --ir", args.model));
+    if (args.ir)
+      throw Error(fmt::format("{}: a plan holds no IR; inspect the ONNX model for --ir", args.model));
     std::cout << plan_stats(plan::read_plan_file(args.model)).dump() << "\n";
     return;
   }
   driver::CompileOptions options;
-  options.import.batch = args.batch;
-  for (const std::string& s : args.shapes) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos) throw Error(fmt::format("--shape '{}': expected NAME=D0,D1,…", s));
-    Shape dims;
-    std::string rest = s.substr(eq + 1);
-    for (size_t pos = 0; pos <= rest.size();) {
-      size_t comma = rest.find(',', pos);
-      if (comma == std::string::npos) comma = rest.size();
-      try {
-        dims.push_back(std::stoll(rest.substr(pos, comma - pos)));
-      } catch (const std::exception&) {
-        throw Error(fmt::format("--shape '{}': dimensions must be integers", s));
-      }
-      pos = comma + 1;
-    }
-    options.import.shapes[s.substr(0, eq)] = dims;
-  }
-  driver::Compiled c = driver::compile_model(args.model, options);
+  args.model_options.apply(options);
+  if (args.ir)
+    ir::print_graph(std::cout, *driver::import_and_optimize(args.model, options), {args.elide_above});
   if (args.stats || !args.ir) {
+    driver::Compiled c = driver::compile_model(args.model, options);
     nlohmann::json j = plan_stats(c.plan);
     j["ops"] = c.graph->num_nodes();
     std::cout << j.dump() << "\n";
@@ -79,8 +63,9 @@ Action add_inspect_command(CLI::App& app) {
   cmd->add_option("model", args->model, "MODEL.onnx or PLAN.dlcplan")->required();
   cmd->add_flag("--ir", args->ir, "print the IR after import and optimization");
   cmd->add_flag("--stats", args->stats, "print statistics as one JSON object");
-  cmd->add_option("--batch", args->batch, "bind the symbolic batch dimension");
-  cmd->add_option("--shape", args->shapes, "NAME=D0,D1,… bind an input's shape");
+  cmd->add_option("--elide-above", args->elide_above,
+                  "with --ir, print tensors of more than N elements as <elided N elements>");
+  args->model_options.add_to(cmd);
   return [args] { inspect(*args); };
 }
 
