@@ -14,7 +14,8 @@ namespace {
 ir::Value* align_at_axis(ImportContext& ctx, ir::Value* b, int64_t rank, int64_t axis) {
   const Shape& bs = b->type.shape;
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis + int64_t(bs.size()) > rank) ctx.fail("legacy broadcast axis {} does not fit rank {}", axis, rank);
+  if (axis < 0 || axis + int64_t(bs.size()) > rank)
+    ctx.fail("legacy broadcast axis {} does not fit rank {}", axis, rank);
   Shape aligned = bs;
   aligned.resize(size_t(rank - axis), 1);
   if (aligned == bs) return b;
@@ -41,7 +42,9 @@ void translate_same_op(ImportContext& ctx) {
   Attrs attrs;
   for (const auto& a : ctx.node().attribute()) {
     const bool legacy_broadcast = ctx.opset() < 7 && ctx.has_attr("broadcast");
-    if (a.name() == "consumed_inputs" || (legacy_broadcast && (a.name() == "broadcast" || a.name() == "axis"))) continue;
+    if (a.name() == "consumed_inputs" ||
+        (legacy_broadcast && (a.name() == "broadcast" || a.name() == "axis")))
+      continue;
     switch (a.type()) {
       case onnx::AttributeProto::INT:
         attrs.set(a.name(), int64_t(a.i()));
