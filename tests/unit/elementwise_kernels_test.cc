@@ -17,7 +17,7 @@ TensorView view(DType dtype, Shape dims, std::vector<T>& data) {
 }
 
 void run(KernelFn kernel, const Attrs& attrs, std::vector<TensorView> ins, std::vector<TensorView> outs) {
-  KernelContext ctx{attrs, std::move(ins), std::move(outs)};
+  KernelContext ctx{attrs, std::move(ins), std::move(outs), nullptr, "test", "elementwise"};
   ctx.step_name = "test";
   kernel(ctx);
 }

@@ -19,7 +19,8 @@ TEST(MemoryPlan, OverlappingLifetimesDoNotOverlapInMemory) {
   for (size_t i = 0; i < bufs.size(); ++i)
     for (size_t j = i + 1; j < bufs.size(); ++j) {
       bool live_together = !(bufs[i].last < bufs[j].first || bufs[j].last < bufs[i].first);
-      bool disjoint_memory = p.offsets[i] + bufs[i].bytes <= p.offsets[j] || p.offsets[j] + bufs[j].bytes <= p.offsets[i];
+      bool disjoint_memory =
+          p.offsets[i] + bufs[i].bytes <= p.offsets[j] || p.offsets[j] + bufs[j].bytes <= p.offsets[i];
       if (live_together) {
         EXPECT_TRUE(disjoint_memory) << i << " " << j;
       }

@@ -16,7 +16,12 @@ template <typename Out = float>
 std::vector<Out> run(KernelFn fn, const Attrs& attrs, std::vector<float> x, const Shape& dims,
                      const Shape& out_dims, DType out = DType::F32) {
   std::vector<Out> y(size_t(num_elements(out_dims)), Out(-7));
-  KernelContext ctx{attrs, {TensorView{DType::F32, dims, x.data()}}, {TensorView{out, out_dims, y.data()}}};
+  KernelContext ctx{attrs,
+                    {TensorView{DType::F32, dims, x.data()}},
+                    {TensorView{out, out_dims, y.data()}},
+                    nullptr,
+                    "test",
+                    "reduction"};
   ctx.step_name = "test";
   ctx.kernel_name = "reduction";
   fn(ctx);

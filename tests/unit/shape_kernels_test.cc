@@ -13,8 +13,12 @@ namespace {
 std::vector<float> run(KernelFn kernel, const Attrs& attrs, std::vector<float> in, const Shape& in_dims,
                        const Shape& out_dims) {
   std::vector<float> out(size_t(num_elements(out_dims)), -999.0f);
-  KernelContext ctx{
-      attrs, {TensorView{DType::F32, in_dims, in.data()}}, {TensorView{DType::F32, out_dims, out.data()}}};
+  KernelContext ctx{attrs,
+                    {TensorView{DType::F32, in_dims, in.data()}},
+                    {TensorView{DType::F32, out_dims, out.data()}},
+                    nullptr,
+                    "test",
+                    "shape"};
   kernel(ctx);
   return out;
 }
@@ -93,7 +97,10 @@ TEST(ShapeKernels, GatherNegativeIndex) {
   a.set("axis", int64_t(1));
   KernelContext ctx{a,
                     {TensorView{DType::F32, {2, 3}, data.data()}, TensorView{DType::I64, {2}, idx.data()}},
-                    {TensorView{DType::F32, {2, 2}, out.data()}}};
+                    {TensorView{DType::F32, {2, 2}, out.data()}},
+                    nullptr,
+                    "test",
+                    "Gather"};
   kernel_Gather(ctx);
   EXPECT_EQ(out, (std::vector<float>{3, 1, 6, 4}));
   idx[0] = 3;
