@@ -17,11 +17,16 @@ namespace {
 plan::Buffer::Kind buffer_kind(ir::Role role) {
   switch (role) {
     case ir::Role::Input:
-    case ir::Role::Label: return plan::Buffer::INPUT;
-    case ir::Role::Parameter: return plan::Buffer::PARAMETER;
-    case ir::Role::State: return plan::Buffer::STATE;
-    case ir::Role::Constant: return plan::Buffer::CONSTANT;
-    default: return plan::Buffer::ACTIVATION;
+    case ir::Role::Label:
+      return plan::Buffer::INPUT;
+    case ir::Role::Parameter:
+      return plan::Buffer::PARAMETER;
+    case ir::Role::State:
+      return plan::Buffer::STATE;
+    case ir::Role::Constant:
+      return plan::Buffer::CONSTANT;
+    default:
+      return plan::Buffer::ACTIVATION;
   }
 }
 
@@ -37,7 +42,8 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   std::map<const ir::Value*, int> index;
   std::vector<BufferLifetime> lifetimes;
   const std::vector<ir::Node*> nodes = g.nodes();
-  const int n_steps = std::max<int>(int(nodes.size()), 1);
+  // Graph nodes, then one copy step per state update.
+  const int n_steps = std::max<int>(int(nodes.size() + g.state_updates().size()), 1);
   auto add_buffer = [&](const ir::Value* v) {
     plan::Buffer* b = st->add_buffers();
     b->set_name(v->name);
@@ -81,6 +87,15 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
     }
     for (const ir::Value* out : n->outputs) step->add_outputs(out ? index.at(out) : -1);
     plan::to_proto(n->attrs, step->mutable_attrs());
+  }
+  // State updates: after the graph's steps, each new value is copied over its state buffer.
+  for (const auto& [value, state] : g.state_updates()) {
+    plan::Step* step = st->add_steps();
+    step->set_kernel("Identity");
+    step->set_name("update_" + state->name);
+    step->add_inputs(index.at(value));
+    step->add_outputs(index.at(state));
+    touch(value, st->steps_size() - 1);
   }
   for (const ir::Value* out : g.outputs()) touch(out, n_steps - 1);
 

@@ -136,6 +136,8 @@ void Graph::replace_all_uses(Value* from, Value* to) {
       if (in == from) in = to;
   for (Value*& out : outputs_)
     if (out == from) out = to;
+  for (auto& update : state_updates_)
+    if (update.first == from) update.first = to;
 }
 
 void Graph::rename_value(Value* v, const std::string& name) {
@@ -167,6 +169,7 @@ std::vector<Node*> Graph::users(const Value* v) const {
 
 int Graph::remove_dead_nodes() {
   std::set<const Value*> live(outputs_.begin(), outputs_.end());
+  for (const auto& [value, state] : state_updates_) live.insert(value);
   std::vector<Node*> dead;
   for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
     Node* n = it->get();
@@ -185,6 +188,7 @@ int Graph::remove_dead_nodes() {
 
 int Graph::remove_unused_initializers() {
   std::set<const Value*> used(outputs_.begin(), outputs_.end());
+  for (const auto& [value, state] : state_updates_) used.insert(state);
   for (auto& n : nodes_)
     for (Value* in : n->inputs) used.insert(in);
   int removed = 0;

@@ -75,6 +75,11 @@ class Graph {
   void add_output(Value* v) { outputs_.push_back(v); }
   void set_outputs(std::vector<Value*> outs) { outputs_ = std::move(outs); }
 
+  /// Training: after each run, `state` (a parameter or state value) takes the value of
+  /// `new_value` (optimizer updates, running statistics). New values stay live for DCE.
+  void add_state_update(Value* new_value, Value* state) { state_updates_.push_back({new_value, state}); }
+  const std::vector<std::pair<Value*, Value*>>& state_updates() const { return state_updates_; }
+
   const std::vector<Value*>& inputs() const { return inputs_; }  // Input and Label roles
   const std::vector<Value*>& outputs() const { return outputs_; }
   /// Parameters, state and constants, in creation order.
@@ -98,6 +103,7 @@ class Graph {
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Value*> inputs_, outputs_, initializers_;
+  std::vector<std::pair<Value*, Value*>> state_updates_;
   std::map<std::string, Value*> by_name_;
   std::map<std::string, int> name_counters_;
   std::set<std::string> node_names_;

@@ -42,6 +42,10 @@ class CpuSession final : public Session {
     arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64)));
     if (!arena_) throw Error(fmt::format("cannot allocate a {}-byte arena", arena_bytes));
     for (const plan::Buffer& b : st.buffers()) {
+      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) {
+        state_names_.push_back(b.name());
+        state_index_[b.name()] = int(views_.size());
+      }
       cpu::TensorView v{DType(b.dtype()), Shape(b.dims().begin(), b.dims().end()), arena_.get() + b.offset()};
       if (b.init() >= 0) {
         const std::string& data = p.initial_values(b.init()).data();
@@ -91,13 +95,35 @@ class CpuSession final : public Session {
   }
 
   Tensor output(const std::string& name) const override {
-    const cpu::TensorView& v = view_of(name, outputs_, "output");
+    return copy_out(view_of(name, outputs_, "output"));
+  }
+
+  std::vector<std::string> state_names() const override { return state_names_; }
+
+  Tensor read_state(const std::string& name) const override { return copy_out(state_view(name)); }
+
+  void write_state(const std::string& name, const Tensor& value) override {
+    const cpu::TensorView& v = state_view(name);
+    if (value.type.dtype != v.dtype || value.type.shape != v.dims)
+      throw Error(fmt::format("state '{}': expected {}, got {}", name, TensorType{v.dtype, v.dims}.str(),
+                              value.type.str()));
+    std::memcpy(v.data, value.bytes.data(), value.bytes.size());
+  }
+
+ private:
+  static Tensor copy_out(const cpu::TensorView& v) {
     Tensor t(TensorType{v.dtype, v.dims});
     std::memcpy(t.bytes.data(), v.data, t.bytes.size());
     return t;
   }
 
- private:
+  const cpu::TensorView& state_view(const std::string& name) const {
+    auto it = state_index_.find(name);
+    if (it == state_index_.end())
+      throw Error(fmt::format("the plan has no parameter or state named '{}'", name));
+    return views_[it->second];
+  }
+
   const cpu::TensorView& view_of(const std::string& name, const std::vector<Signature>& sigs,
                                  const char* kind) const {
     for (const Signature& s : sigs)
@@ -110,6 +136,8 @@ class CpuSession final : public Session {
   std::vector<PreparedStep> steps_;
   std::vector<Signature> inputs_, outputs_;
   std::map<std::string, int> buffer_of_;
+  std::vector<std::string> state_names_;
+  std::map<std::string, int> state_index_;
 };
 
 }  // namespace

@@ -28,13 +28,16 @@ Tensor read_input_file(const std::string& path) {
   return frontend::read_tensor_pb(path);
 }
 
-bool is_plan(const std::string& path) { return path.size() > 8 && path.substr(path.size() - 8) == ".dlcplan"; }
+bool is_plan(const std::string& path) {
+  return path.size() > 8 && path.substr(path.size() - 8) == ".dlcplan";
+}
 
 void run(const RunArgs& args) {
   std::map<std::string, Tensor> values;
   for (const std::string& spec : args.inputs) {
     auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error(fmt::format("--input '{}': expected NAME=FILE", spec));
+    if (eq == std::string::npos || eq == 0)
+      throw Error(fmt::format("--input '{}': expected NAME=FILE", spec));
     std::string name = spec.substr(0, eq);
     if (values.count(name)) throw Error(fmt::format("--input '{}' is given twice", name));
     values[name] = read_input_file(spec.substr(eq + 1));
@@ -50,7 +53,8 @@ void run(const RunArgs& args) {
   auto session = Session::create(p, {args.threads});
   for (const auto& sig : session->inputs()) {
     auto it = values.find(sig.name);
-    if (it == values.end()) throw Error(fmt::format("missing --input for '{}' ({})", sig.name, sig.type.str()));
+    if (it == values.end())
+      throw Error(fmt::format("missing --input for '{}' ({})", sig.name, sig.type.str()));
     session->set_input(sig.name, it->second);
   }
   for (const auto& [name, _] : values) {

@@ -9,7 +9,10 @@ namespace dlc::tool {
 
 using Action = std::function<void()>;
 
+Action add_compile_command(CLI::App& app);
 Action add_run_command(CLI::App& app);
+Action add_train_command(CLI::App& app);
 Action add_inspect_command(CLI::App& app);
+Action add_opt_command(CLI::App& app);
 
 }  // namespace dlc::tool

@@ -14,8 +14,11 @@ int main(int argc, char** argv) {
     dlc::tool::Action a = f(app);
     actions[app.get_subcommands({})[before]] = std::move(a);
   };
+  add(dlc::tool::add_compile_command);
+  add(dlc::tool::add_train_command);
   add(dlc::tool::add_run_command);
   add(dlc::tool::add_inspect_command);
+  add(dlc::tool::add_opt_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -43,6 +43,13 @@ class Session {
   virtual void run() = 0;
   /// Copies a graph output out.
   virtual Tensor output(const std::string& name) const = 0;
+
+  /// Names of the parameters and state the session keeps between runs (weights, optimizer
+  /// moments, running statistics), in plan order.
+  virtual std::vector<std::string> state_names() const = 0;
+  /// Copies a parameter or state value out / in (checks dtype and shape).
+  virtual Tensor read_state(const std::string& name) const = 0;
+  virtual void write_state(const std::string& name, const Tensor& value) = 0;
 };
 
 /// Version of the plan format this runtime reads and writes.

@@ -1,0 +1,69 @@
+// Shape inference of the training ops: gradients have their primal's type; updates return the
+// new values of their state operands.
+#include "ir/infer.h"
+
+namespace dlc::ir {
+
+namespace {
+void same_type(const InferContext& ctx, int a, int b, const char* what) {
+  if (ctx.input(a) != ctx.input(b))
+    ctx.fail("{}: {} and {} must have one type", what, ctx.input(a).str(), ctx.input(b).str());
+}
+void scalar_f32(const InferContext& ctx, int i, const char* what) {
+  if (ctx.input(i) != TensorType{DType::F32, {}})
+    ctx.fail("{} must be an f32 scalar, got {}", what, ctx.input(i).str());
+}
+}  // namespace
+
+void infer_ReluGrad(InferContext& ctx) {
+  same_type(ctx, 0, 1, "dy and y");
+  ctx.outputs[0] = ctx.input(0);
+}
+
+void infer_SoftmaxCrossEntropyGrad(InferContext& ctx) {
+  if (ctx.input(0).numel() != 1 && ctx.attrs().s("reduction", "mean") != "none")
+    ctx.fail("dloss must be a scalar, got {}", ctx.input(0).str());
+  ctx.outputs[0] = ctx.input(1);
+}
+
+void infer_ConvGradFilter(InferContext& ctx) {
+  const TensorType& dy = ctx.input(0);
+  const TensorType& x = ctx.input(1);
+  const Shape& k = ctx.attrs().ints("kernel_shape");
+  const int64_t group = ctx.attrs().i("group", 1);
+  if (x.rank() != dy.rank() || x.rank() < 3 || int64_t(k.size()) != x.rank() - 2 || x.shape[1] % group)
+    ctx.fail("dy {} and x {} do not fit kernel_shape {} and group {}", dy.str(), x.str(), shape_str(k),
+             group);
+  Shape w = {dy.shape[1], x.shape[1] / group};
+  w.insert(w.end(), k.begin(), k.end());
+  ctx.outputs[0] = TensorType{x.dtype, w};
+}
+
+void infer_MaxPoolGrad(InferContext& ctx) { ctx.outputs[0] = ctx.input(1); }
+
+void infer_BatchNormGrad(InferContext& ctx) {
+  same_type(ctx, 0, 1, "dy and x");
+  const TensorType& x = ctx.input(1);
+  if (x.rank() < 2 || ctx.input(2) != TensorType{x.dtype, {x.shape[1]}})
+    ctx.fail("scale {} must be [C] of x {}", ctx.input(2).str(), x.str());
+  ctx.outputs[0] = x;
+  ctx.outputs[1] = ctx.outputs[2] = ctx.input(2);
+}
+
+void infer_SgdUpdate(InferContext& ctx) {
+  same_type(ctx, 0, 1, "param and grad");
+  same_type(ctx, 0, 2, "param and velocity");
+  scalar_f32(ctx, 3, "lr");
+  ctx.outputs[0] = ctx.outputs[1] = ctx.input(0);
+}
+
+void infer_AdamUpdate(InferContext& ctx) {
+  same_type(ctx, 0, 1, "param and grad");
+  same_type(ctx, 0, 2, "param and m");
+  same_type(ctx, 0, 3, "param and v");
+  scalar_f32(ctx, 4, "lr");
+  scalar_f32(ctx, 5, "step");
+  ctx.outputs[0] = ctx.outputs[1] = ctx.outputs[2] = ctx.input(0);
+}
+
+}  // namespace dlc::ir

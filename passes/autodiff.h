@@ -1,0 +1,29 @@
+// Reverse-mode automatic differentiation: from the loss (the graph's first output) back to every
+// trainable parameter, one gradient rule per op (grad_rules.cc). Gradients of values used more
+// than once are summed; frozen or unreached parameters get none. The gradient of parameter P
+// is the value named "P@grad" (role gradient).
+#pragma once
+
+#include <regex>
+#include <string>
+
+#include "passes/pass.h"
+
+namespace dlc::passes {
+
+/// Name of the gradient value of a parameter.
+std::string gradient_name(const std::string& param);
+
+class Autodiff final : public Pass {
+ public:
+  /// Parameters whose names match `freeze` (ECMAScript regex, empty: none) get no gradient.
+  explicit Autodiff(std::string freeze = "") : freeze_(std::move(freeze)) {}
+  std::string_view name() const override { return "autodiff"; }
+  std::string_view summary() const override { return "generate the backward graph of the loss"; }
+  bool run(ir::Graph& graph) override;
+
+ private:
+  std::string freeze_;
+};
+
+}  // namespace dlc::passes
