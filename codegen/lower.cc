@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "codegen/flops.h"
 #include "codegen/memory_plan.h"
 #include "dlc/error.h"
 #include "dlc/session.h"
@@ -87,6 +88,7 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
     }
     for (const ir::Value* out : n->outputs) step->add_outputs(out ? index.at(out) : -1);
     plan::to_proto(n->attrs, step->mutable_attrs());
+    p.set_flops_per_step(p.flops_per_step() + node_flops(*n));
   }
   // State updates: after the graph's steps, each new value is copied over its state buffer.
   for (const auto& [value, state] : g.state_updates()) {

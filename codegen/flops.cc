@@ -1,0 +1,46 @@
+// Operation counts.
+#include "codegen/flops.h"
+
+namespace dlc::codegen {
+
+namespace {
+
+int64_t elements(const ir::Value* v) { return v ? v->type.numel() : 0; }
+
+// A convolution with weight [A, B, k…]: every element of `per` (Conv: the output [N, OC, …];
+// ConvTranspose: the input [N, IC, …], which scatters) takes B * prod(k) multiply-adds.
+int64_t conv_flops(const ir::Value* per, const ir::Value* weight) {
+  const Shape& w = weight->type.shape;
+  int64_t window = 1;
+  for (size_t i = 2; i < w.size(); ++i) window *= w[i];
+  return 2 * elements(per) * w[1] * window;
+}
+
+}  // namespace
+
+int64_t node_flops(const ir::Node& n) {
+  switch (n.op) {
+    case ir::OpKind::MatMul: {
+      const Shape& a = n.inputs[0]->type.shape;
+      const bool ta = n.attrs.i("transpose_a", 0) != 0;
+      const int64_t k = a.size() < 2 ? a.back() : (ta ? a[a.size() - 2] : a.back());
+      return 2 * elements(n.outputs[0]) * k;
+    }
+    case ir::OpKind::Conv: return conv_flops(n.outputs[0], n.inputs[1]);
+    case ir::OpKind::ConvTranspose: return conv_flops(n.inputs[0], n.inputs[1]);
+    // dW[OC, IC/g, k…] sums over N and the output positions: the forward Conv's count.
+    case ir::OpKind::ConvGradFilter: {
+      const Shape& dw = n.outputs[0]->type.shape;
+      int64_t per_output = 1;
+      for (size_t i = 1; i < dw.size(); ++i) per_output *= dw[i];
+      return 2 * elements(n.inputs[0]) * per_output;
+    }
+    default: {
+      int64_t total = 0;
+      for (const ir::Value* out : n.outputs) total += elements(out);
+      return total;
+    }
+  }
+}
+
+}  // namespace dlc::codegen

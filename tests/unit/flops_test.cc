@@ -1,0 +1,35 @@
+// Operation counts: 2 per multiply-add for GEMM and convolution, 1 per output element otherwise.
+#include "codegen/flops.h"
+
+#include <gtest/gtest.h>
+
+namespace dlc::codegen {
+namespace {
+
+TEST(Flops, MatMulCountsTwoPerMultiplyAdd) {
+  ir::Graph g;
+  ir::Value* a = g.add_input("a", TensorType{DType::F32, {4, 5}});
+  ir::Value* b = g.add_input("b", TensorType{DType::F32, {6, 5}});
+  Attrs tb;
+  tb.set("transpose_b", int64_t(1));
+  EXPECT_EQ(node_flops(*g.add_node(ir::OpKind::MatMul, {a, b}, tb)), 2 * 4 * 6 * 5);
+}
+
+TEST(Flops, ConvCountsWindowTimesInputChannels) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {1, 2, 5, 5}});
+  ir::Value* w = g.add_input("w", TensorType{DType::F32, {3, 2, 3, 3}});
+  Attrs a;
+  a.set("kernel_shape", Shape{3, 3});
+  a.set("pads", Shape{1, 1, 1, 1});
+  EXPECT_EQ(node_flops(*g.add_node(ir::OpKind::Conv, {x, w}, a)), 2 * (3 * 5 * 5) * (2 * 9));
+}
+
+TEST(Flops, ElementwiseCountsOutputElements) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {3, 7}});
+  EXPECT_EQ(node_flops(*g.add_node(ir::OpKind::Relu, {x})), 21);
+}
+
+}  // namespace
+}  // namespace dlc::codegen
