@@ -111,13 +111,13 @@ Tensor tensor_from_onnx(const TensorProto& t, const std::string& base_dir, const
     std::string bytes = external_bytes(t, base_dir, what);
     check_bytes(bytes.size(), "external data");
     Tensor out(type);
-    std::memcpy(out.bytes.data(), bytes.data(), bytes.size());
+    copy_bytes(out.bytes.data(), bytes.data(), bytes.size());
     return out;
   }
   if (t.has_raw_data()) {
     check_bytes(t.raw_data().size(), "raw data");
     Tensor out(type);
-    std::memcpy(out.bytes.data(), t.raw_data().data(), nbytes);
+    copy_bytes(out.bytes.data(), t.raw_data().data(), nbytes);
     return out;
   }
   switch (*dtype) {
@@ -137,16 +137,16 @@ Tensor tensor_from_onnx(const TensorProto& t, const std::string& base_dir, const
   Tensor out(type);
   switch (*dtype) {
     case DType::F32:
-      std::memcpy(out.bytes.data(), t.float_data().data(), out.bytes.size());
+      copy_bytes(out.bytes.data(), t.float_data().data(), out.bytes.size());
       break;
     case DType::F64:
-      std::memcpy(out.bytes.data(), t.double_data().data(), out.bytes.size());
+      copy_bytes(out.bytes.data(), t.double_data().data(), out.bytes.size());
       break;
     case DType::I64:
-      std::memcpy(out.bytes.data(), t.int64_data().data(), out.bytes.size());
+      copy_bytes(out.bytes.data(), t.int64_data().data(), out.bytes.size());
       break;
     case DType::I32:
-      std::memcpy(out.bytes.data(), t.int32_data().data(), out.bytes.size());
+      copy_bytes(out.bytes.data(), t.int32_data().data(), out.bytes.size());
       break;
     case DType::I8:
     case DType::U8:

@@ -49,7 +49,7 @@ class CpuSession final : public Session {
       cpu::TensorView v{DType(b.dtype()), Shape(b.dims().begin(), b.dims().end()), arena_.get() + b.offset()};
       if (b.init() >= 0) {
         const std::string& data = p.initial_values(b.init()).data();
-        std::memcpy(v.data, data.data(), data.size());
+        copy_bytes(v.data, data.data(), data.size());
       }
       views_.push_back(std::move(v));
     }
@@ -82,7 +82,7 @@ class CpuSession final : public Session {
     if (value.type.dtype != v.dtype || value.type.shape != v.dims)
       throw Error(fmt::format("input '{}': expected {}, got {}", name, TensorType{v.dtype, v.dims}.str(),
                               value.type.str()));
-    std::memcpy(v.data, value.bytes.data(), value.bytes.size());
+    copy_bytes(v.data, value.bytes.data(), value.bytes.size());
   }
 
   void run() override {
@@ -107,13 +107,13 @@ class CpuSession final : public Session {
     if (value.type.dtype != v.dtype || value.type.shape != v.dims)
       throw Error(fmt::format("state '{}': expected {}, got {}", name, TensorType{v.dtype, v.dims}.str(),
                               value.type.str()));
-    std::memcpy(v.data, value.bytes.data(), value.bytes.size());
+    copy_bytes(v.data, value.bytes.data(), value.bytes.size());
   }
 
  private:
   static Tensor copy_out(const cpu::TensorView& v) {
     Tensor t(TensorType{v.dtype, v.dims});
-    std::memcpy(t.bytes.data(), v.data, t.bytes.size());
+    copy_bytes(t.bytes.data(), v.data, t.bytes.size());
     return t;
   }
 

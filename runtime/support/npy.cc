@@ -118,7 +118,7 @@ Tensor parse_npy(std::string_view bytes, const std::string& what) {
     throw Error(
         fmt::format("{}: .npy data has {} bytes, {} needs {}", what, data.size(), type.str(), type.bytes()));
   Tensor t(type);
-  std::memcpy(t.bytes.data(), data.data(), data.size());
+  copy_bytes(t.bytes.data(), data.data(), data.size());
   return t;
 }
 

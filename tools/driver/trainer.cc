@@ -68,7 +68,7 @@ Tensor take_rows(const Tensor& array, const std::vector<int64_t>& order, int64_t
   shape[0] = batch;
   Tensor t(TensorType{array.type.dtype, shape});
   for (int64_t r = 0; r < batch; ++r)
-    std::memcpy(t.bytes.data() + size_t(r) * row_bytes,
+    copy_bytes(t.bytes.data() + size_t(r) * row_bytes,
                 array.bytes.data() + size_t(order[first + r]) * row_bytes, row_bytes);
   return t;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,11 @@
 #include "dlc/dtype.h"
 
 namespace dlc {
+
+/// memcpy that accepts empty ranges with null pointers (an empty tensor's data() may be null).
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
 
 using Shape = std::vector<int64_t>;
 
