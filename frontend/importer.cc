@@ -102,6 +102,8 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       throw Error(fmt::format("{}: node '{}' ({}) is in unsupported domain '{}'", what_, node.name(),
                               node.op_type(), node.domain()));
+    if (node.output_size() == 0 || node.output(0).empty())
+      throw Error(fmt::format("{}: node '{}' ({}) has no output", what_, node.name(), node.op_type()));
     Translator translate = find_translator(node.op_type());
     if (!translate)
       throw Error(fmt::format("{}: node '{}': unsupported op {}", what_, node.name(), node.op_type()));

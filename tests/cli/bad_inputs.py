@@ -137,6 +137,10 @@ def main():
             "bad_opset": (make_model(p("opset.onnx"), [helper.make_node("Relu", ["x"], ["z"])],
                                      [("x", F, [2, 3])], [("z", F, [2, 3])], opset=99), "opset"),
         }
+        # Inputs the importer fuzzer found (tests/fuzz/regressions): each must fail cleanly.
+        regressions = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "regressions")
+        for f in sorted(os.listdir(regressions)):
+            check(f"fuzz_regression_{f}", ["inspect", os.path.join(regressions, f)], f)
         x_only = save_npy(p("x_only.npy"), np.ones((2, 3), np.float32))
         w = save_npy(p("w.npy"), np.ones((4, 5), np.float32))
         for name, (model, must_name) in broken_models.items():
