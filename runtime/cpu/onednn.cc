@@ -50,6 +50,10 @@ dnnl::memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t
   return dnnl::memory::desc(to_dims(dims), data_type(t), to_dims(strides));
 }
 
+dnnl::memory::desc any_format(const dnnl::memory::desc& d) {
+  return dnnl::memory::desc(d.dims(), d.data_type(), dnnl::memory::format_tag::any);
+}
+
 Arg::Arg(const dnnl::memory::desc& user, const dnnl::memory::desc& want)
     : user_(user, engine(), DNNL_MEMORY_NONE), reordered_(user != want) {
   if (!reordered_) return;

@@ -27,6 +27,8 @@ Shape row_major_strides(const Shape& dims);
 dnnl::memory::desc plain_desc(const Shape& dims, DType t);
 /// Descriptor with explicit element strides.
 dnnl::memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t);
+/// `d`'s dims and type with the memory format left to the primitive (format_tag::any).
+dnnl::memory::desc any_format(const dnnl::memory::desc& d);
 
 /// The step's cached state of type S: built by `build()` on first use, kept in ctx.state when the
 /// step has a slot, else in `local` for this call only.

@@ -7,18 +7,18 @@
 
 #include "dlc/error.h"
 #include "runtime/cpu/kernel.h"
+#include "tests/unit/kernel_test_util.h"
 
 namespace dlc::cpu {
 namespace {
 
 template <typename T>
 TensorView view(DType dtype, Shape dims, std::vector<T>& data) {
-  return TensorView{dtype, std::move(dims), data.data()};
+  return test::view(dtype, std::move(dims), data.data());
 }
 
 void run(KernelFn kernel, const Attrs& attrs, std::vector<TensorView> ins, std::vector<TensorView> outs) {
-  KernelContext ctx{attrs, std::move(ins), std::move(outs), nullptr, "test", "elementwise"};
-  ctx.step_name = "test";
+  KernelContext ctx = test::kernel_context(attrs, std::move(ins), std::move(outs), "elementwise");
   kernel(ctx);
 }
 

@@ -4,29 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <random>
 
 #include "runtime/cpu/kernel.h"
+#include "tests/unit/kernel_test_util.h"
 
 namespace dlc::cpu {
 namespace {
 
-std::vector<float> random_values(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-TensorView view(std::vector<float>& data, Shape dims) {
-  return TensorView{DType::F32, std::move(dims), data.data()};
-}
-
-KernelContext context(const Attrs& attrs, std::vector<TensorView> in, std::vector<TensorView> out,
-                      const char* name) {
-  return KernelContext{attrs, std::move(in), std::move(out), nullptr, "test", name};
-}
+using test::kernel_context;
+using test::random_values;
+using test::view;
 
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -63,8 +50,9 @@ TEST(NnKernels, Conv2dStridePadsGroups) {
   attrs.set("pads", Shape{pt, pl, pb, pr});
   attrs.set("dilations", Shape{1, 1});
   attrs.set("group", G);
-  KernelContext ctx = context(attrs, {view(x, {N, C, H, W}), view(w, {M, C / G, KH, KW}), view(b, {M})},
-                              {view(y, {N, M, OH, OW})}, "Conv");
+  KernelContext ctx =
+      kernel_context(attrs, {view(x, {N, C, H, W}), view(w, {M, C / G, KH, KW}), view(b, {M})},
+                     {view(y, {N, M, OH, OW})}, "Conv");
   kernel_Conv(ctx);  // one-off: no state slot
   expect_near_all(y, want);
   // Through a cached primitive, run twice.
@@ -94,14 +82,14 @@ TEST(NnKernels, MatMulBatchBroadcast) {
   Attrs attrs;
   attrs.set("transpose_b", int64_t(1));
   std::vector<float> y(want.size());
-  KernelContext ctx =
-      context(attrs, {view(a, {B0, 1, M, K}), view(b, {B1, N, K})}, {view(y, {B0, B1, M, N})}, "MatMul");
+  KernelContext ctx = kernel_context(attrs, {view(a, {B0, 1, M, K}), view(b, {B1, N, K})},
+                                     {view(y, {B0, B1, M, N})}, "MatMul");
   kernel_MatMul(ctx);
   expect_near_all(y, want);
 
   // The same product through the plain-loop path (f64).
   std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), yd(want.size());
-  KernelContext ctx64 = context(
+  KernelContext ctx64 = kernel_context(
       attrs,
       {TensorView{DType::F64, {B0, 1, M, K}, ad.data()}, TensorView{DType::F64, {B1, N, K}, bd.data()}},
       {TensorView{DType::F64, {B0, B1, M, N}, yd.data()}}, "MatMul");
@@ -117,7 +105,7 @@ TEST(NnKernels, MatMulVectorOperands) {
     for (int64_t n = 0; n < 3; ++n)
       for (int64_t k = 0; k < 4; ++k) want[i * 3 + n] += a[k] * b[(i * 4 + k) * 3 + n];
   Attrs attrs;
-  KernelContext ctx = context(attrs, {view(a, {4}), view(b, {2, 4, 3})}, {view(y, {2, 3})}, "MatMul");
+  KernelContext ctx = kernel_context(attrs, {view(a, {4}), view(b, {2, 4, 3})}, {view(y, {2, 3})}, "MatMul");
   kernel_MatMul(ctx);
   expect_near_all(y, want);
 }

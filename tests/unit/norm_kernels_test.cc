@@ -7,6 +7,7 @@
 
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/philox.h"
+#include "tests/unit/kernel_test_util.h"
 
 namespace dlc::cpu {
 namespace {
@@ -36,7 +37,7 @@ TEST(Philox, UniformStreamLanes) {
   }
 }
 
-TensorView view(DType dtype, Shape dims, void* data) { return TensorView{dtype, std::move(dims), data}; }
+using test::view;
 
 TEST(NormKernels, LayerNormalizationByHand) {
   std::vector<float> x = {1, 2, 3, 4, 0, 0, 4, 4}, scale = {1, 1, 2, 2}, bias = {0, 0, 0, 1};
@@ -44,14 +45,13 @@ TEST(NormKernels, LayerNormalizationByHand) {
   Attrs attrs;
   attrs.set("axis", int64_t(-1));
   attrs.set("epsilon", 0.0);
-  KernelContext ctx{attrs,
-                    {view(DType::F32, {2, 4}, x.data()), view(DType::F32, {4}, scale.data()),
-                     view(DType::F32, {4}, bias.data())},
-                    {view(DType::F32, {2, 4}, y.data()), view(DType::F32, {2, 1}, mean.data()),
-                     view(DType::F32, {2, 1}, inv_std.data())},
-                    nullptr,
-                    "layer_norm",
-                    "LayerNormalization"};
+  KernelContext ctx =
+      test::kernel_context(attrs,
+                           {view(DType::F32, {2, 4}, x.data()), view(DType::F32, {4}, scale.data()),
+                            view(DType::F32, {4}, bias.data())},
+                           {view(DType::F32, {2, 4}, y.data()), view(DType::F32, {2, 1}, mean.data()),
+                            view(DType::F32, {2, 1}, inv_std.data())},
+                           "LayerNormalization");
   kernel_LayerNormalization(ctx);
   // Row 0: mean 2.5, variance 1.25; row 1: mean 2, variance 4.
   const float r = 1.0f / std::sqrt(1.25f);
@@ -73,13 +73,11 @@ TEST(NormKernels, SoftmaxCrossEntropyByHand) {
   Attrs attrs;
   attrs.set("reduction", std::string("mean"));
   attrs.set("ignore_index", int64_t(-1));
-  KernelContext ctx{attrs,
-                    {view(DType::F32, {3, 3}, x.data()), view(DType::I64, {3}, target.data()),
-                     view(DType::F32, {3}, w.data())},
-                    {view(DType::F32, {}, &loss), view(DType::F32, {3, 3}, log_prob.data())},
-                    nullptr,
-                    "sce",
-                    "SoftmaxCrossEntropyLoss"};
+  KernelContext ctx = test::kernel_context(
+      attrs,
+      {view(DType::F32, {3, 3}, x.data()), view(DType::I64, {3}, target.data()),
+       view(DType::F32, {3}, w.data())},
+      {view(DType::F32, {}, &loss), view(DType::F32, {3, 3}, log_prob.data())}, "SoftmaxCrossEntropyLoss");
   kernel_SoftmaxCrossEntropyLoss(ctx);
   EXPECT_NEAR(loss, (2 * std::log(3.0) + 3 * -std::log(5.0 / 8)) / 5, 1e-6);
   EXPECT_NEAR(log_prob[0], -std::log(3.0), 1e-6);

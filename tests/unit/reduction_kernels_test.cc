@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/cpu/kernel.h"
+#include "tests/unit/kernel_test_util.h"
 
 namespace dlc::cpu {
 namespace {
@@ -16,14 +17,8 @@ template <typename Out = float>
 std::vector<Out> run(KernelFn fn, const Attrs& attrs, std::vector<float> x, const Shape& dims,
                      const Shape& out_dims, DType out = DType::F32) {
   std::vector<Out> y(size_t(num_elements(out_dims)), Out(-7));
-  KernelContext ctx{attrs,
-                    {TensorView{DType::F32, dims, x.data()}},
-                    {TensorView{out, out_dims, y.data()}},
-                    nullptr,
-                    "test",
-                    "reduction"};
-  ctx.step_name = "test";
-  ctx.kernel_name = "reduction";
+  KernelContext ctx = test::kernel_context(attrs, {test::view(DType::F32, dims, x.data())},
+                                           {test::view(out, out_dims, y.data())}, "reduction");
   fn(ctx);
   return y;
 }

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "runtime/cpu/kernel.h"
+#include "tests/unit/kernel_test_util.h"
 
 namespace dlc::cpu {
 namespace {
@@ -13,12 +14,8 @@ namespace {
 std::vector<float> run(KernelFn kernel, const Attrs& attrs, std::vector<float> in, const Shape& in_dims,
                        const Shape& out_dims) {
   std::vector<float> out(size_t(num_elements(out_dims)), -999.0f);
-  KernelContext ctx{attrs,
-                    {TensorView{DType::F32, in_dims, in.data()}},
-                    {TensorView{DType::F32, out_dims, out.data()}},
-                    nullptr,
-                    "test",
-                    "shape"};
+  KernelContext ctx =
+      test::kernel_context(attrs, {test::view(in, in_dims)}, {test::view(out, out_dims)}, "shape");
   kernel(ctx);
   return out;
 }
@@ -95,12 +92,9 @@ TEST(ShapeKernels, GatherNegativeIndex) {
   std::vector<float> out(4);
   Attrs a;
   a.set("axis", int64_t(1));
-  KernelContext ctx{a,
-                    {TensorView{DType::F32, {2, 3}, data.data()}, TensorView{DType::I64, {2}, idx.data()}},
-                    {TensorView{DType::F32, {2, 2}, out.data()}},
-                    nullptr,
-                    "test",
-                    "Gather"};
+  KernelContext ctx =
+      test::kernel_context(a, {test::view(data, {2, 3}), test::view(DType::I64, {2}, idx.data())},
+                           {test::view(out, {2, 2})}, "Gather");
   kernel_Gather(ctx);
   EXPECT_EQ(out, (std::vector<float>{3, 1, 6, 4}));
   idx[0] = 3;

@@ -45,10 +45,9 @@ void inspect(const InspectArgs& args) {
   }
   driver::CompileOptions options;
   args.model_options.apply(options);
-  if (args.ir)
-    ir::print_graph(std::cout, *driver::import_and_optimize(args.model, options), {args.elide_above});
+  driver::Compiled c = driver::compile_model(args.model, options);
+  if (args.ir) ir::print_graph(std::cout, *c.graph, {args.elide_above});
   if (args.stats || !args.ir) {
-    driver::Compiled c = driver::compile_model(args.model, options);
     nlohmann::json j = plan_stats(c.plan);
     j["ops"] = c.graph->num_nodes();
     std::cout << j.dump() << "\n";

@@ -1,7 +1,7 @@
 // ConvGradFilter on oneDNN's convolution_backward_weights: dw from dy and x, with the forward
 // Conv's window attributes. (The data gradient needs no kernel: it is a ConvTranspose.)
+#include "runtime/cpu/conv_window.h"
 #include "runtime/cpu/kernel.h"
-#include "runtime/cpu/onednn.h"
 
 namespace dlc::cpu {
 
@@ -12,35 +12,18 @@ using dnnl::memory;
 onednn::PrimitiveState build_conv_grad_filter(const KernelContext& ctx) {
   using namespace onednn;
   const TensorView &dy = ctx.inputs[0], &x = ctx.inputs[1], &dw = ctx.outputs[0];
-  const size_t spatial = x.dims.size() - 2;
-  const Attrs& a = ctx.attrs;
-  const Shape strides = a.ints("strides", Shape(spatial, 1));
-  const Shape pads = a.ints("pads", Shape(2 * spatial, 0));
-  const Shape dil = a.ints("dilations", Shape(spatial, 1));
-  const int64_t group = a.i("group", 1);
-  memory::dims st(strides.begin(), strides.end()), dl, pl, pr;
-  for (size_t i = 0; i < spatial; ++i) {
-    dl.push_back(dil[i] - 1);
-    pl.push_back(pads[i]);
-    pr.push_back(pads[i + spatial]);
-  }
-  Shape w_dims = dw.dims;
-  if (group > 1) {
-    w_dims[0] /= group;
-    w_dims.insert(w_dims.begin(), group);
-  }
+  const ConvWindow p = conv_window(ctx, false);
   const memory::desc x_user = plain_desc(x.dims, x.dtype), dy_user = plain_desc(dy.dims, dy.dtype);
-  const memory::desc w_user = plain_desc(w_dims, dw.dtype);
-  auto any = [](const memory::desc& d) {
-    return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
-  };
+  const memory::desc w_user = conv_weight_desc(dw.dims, dw.dtype, p.group, false);
   const auto alg = dnnl::algorithm::convolution_direct;
   dnnl::convolution_forward::primitive_desc fwd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, any(x_user), any(w_user),
-                                      any(dy_user), st, dl, pl, pr),
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, any_format(x_user),
+                                      any_format(w_user), any_format(dy_user), p.strides, p.dilates, p.pad_l,
+                                      p.pad_r),
       engine());
   dnnl::convolution_backward_weights::primitive_desc pd(
-      dnnl::convolution_backward_weights::desc(alg, any(x_user), any(w_user), any(dy_user), st, dl, pl, pr),
+      dnnl::convolution_backward_weights::desc(alg, any_format(x_user), any_format(w_user),
+                                               any_format(dy_user), p.strides, p.dilates, p.pad_l, p.pad_r),
       engine(), fwd);
   PrimitiveState s;
   s.prim = dnnl::convolution_backward_weights(pd);

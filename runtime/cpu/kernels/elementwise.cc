@@ -36,32 +36,6 @@ T store(Compute<T> v) {
     return v;
 }
 
-/// f32, f64, f16, bf16 (the 16-bit types as Half / BFloat16).
-template <typename F>
-void dispatch_float_ext(DType t, const KernelContext& ctx, F&& f) {
-  switch (t) {
-    case DType::F16:
-      return f(TypeTag<Half>{});
-    case DType::BF16:
-      return f(TypeTag<BFloat16>{});
-    default:
-      return dispatch_float(t, ctx, f);
-  }
-}
-
-/// The numeric dtypes of dispatch_numeric plus f16 and bf16.
-template <typename F>
-void dispatch_arith(DType t, const KernelContext& ctx, F&& f) {
-  switch (t) {
-    case DType::F16:
-      return f(TypeTag<Half>{});
-    case DType::BF16:
-      return f(TypeTag<BFloat16>{});
-    default:
-      return dispatch_numeric(t, ctx, f);
-  }
-}
-
 template <typename T, typename Out = T, typename F>
 void map_unary(const TensorView& in, const TensorView& out, F&& f) {
   const T* x = in.as<T>();
@@ -224,30 +198,6 @@ template <>
 struct CastElem<bool> {
   using storage = uint8_t;
 };
-
-template <typename F>
-void dispatch_all(DType t, F&& f) {
-  switch (t) {
-    case DType::F32:
-      return f(TypeTag<float>{});
-    case DType::F64:
-      return f(TypeTag<double>{});
-    case DType::F16:
-      return f(TypeTag<Half>{});
-    case DType::BF16:
-      return f(TypeTag<BFloat16>{});
-    case DType::I64:
-      return f(TypeTag<int64_t>{});
-    case DType::I32:
-      return f(TypeTag<int32_t>{});
-    case DType::I8:
-      return f(TypeTag<int8_t>{});
-    case DType::U8:
-      return f(TypeTag<uint8_t>{});
-    case DType::Bool:
-      return f(TypeTag<bool>{});
-  }
-}
 
 template <typename From>
 auto widen(typename CastElem<From>::storage raw) {

@@ -1,0 +1,506 @@
+// The generated CUDA kernels against the CPU kernels (the reference) on the same inputs, for f32,
+// f16 and bf16 storage: inputs are rounded to the storage type, the reference runs in f32 on the
+// rounded values, and results are compared with a tolerance per storage type. Every test skips
+// with "no CUDA device" where no GPU is present; scripts/gpu_check.sh runs them on a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "codegen/cuda/broadcast_layout.h"
+#include "codegen/cuda/multi_tensor.h"
+#include "tests/unit/cuda_kernel_cases.h"
+#include "tests/unit/cuda_test_util.h"
+
+namespace dlc::cuda::test {
+namespace {
+
+using namespace dlc::codegen::cuda;  // NOLINT: the emitters under test
+using dlc::codegen::cuda::test::all_ops_program;
+using dlc::codegen::cuda::test::bias_relu_program;
+
+class CudaKernels : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+  DType dtype() const { return GetParam(); }
+  // A random tensor of the storage dtype, and its values as f32 for the reference.
+  Tensor random(const Shape& dims, uint32_t seed, double lo = -1.0, double hi = 1.0) const {
+    return make(dtype(), dims, random_values(num_elements(dims), seed, lo, hi));
+  }
+};
+
+void* ptr(const DeviceBuffer& b) { return b.get(); }
+
+// ---- elementwise
+
+// `src` (dims `from`) broadcast to `to`, as f32.
+Tensor expand(const Tensor& src, const Shape& to) {
+  Tensor f = to_f32(src);
+  Tensor out(TensorType{DType::F32, to});
+  run_cpu("Expand", Attrs{}, {&f}, {&out});
+  return out;
+}
+
+// The program evaluated with one CPU kernel per instruction on f32 tensors of the program's dims.
+std::vector<Tensor> reference_program(const ExprProgram& p, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> v;
+  const TensorType full{DType::F32, p.dims};
+  auto cpu_op = [&](const std::string& kernel, std::vector<Tensor*> in, const Attrs& attrs = {}) {
+    Tensor out(full);
+    run_cpu(kernel, attrs, in, {&out});
+    return out;
+  };
+  for (const ExprInstr& i : p.instrs) {
+    auto arg = [&](size_t k) { return &v[size_t(i.args[k])]; };
+    switch (i.op) {
+      case ExprOp::Input:
+        v.push_back(expand(inputs[size_t(i.input)], p.dims));
+        break;
+      case ExprOp::Constant:
+        v.push_back(make(DType::F32, p.dims, std::vector<double>(size_t(num_elements(p.dims)), i.value)));
+        break;
+      case ExprOp::Where: {
+        Tensor cond(TensorType{DType::Bool, p.dims});
+        run_cpu("Cast", Attrs{}, {arg(0)}, {&cond});
+        v.push_back(cpu_op("Where", {&cond, arg(1), arg(2)}));
+        break;
+      }
+      case ExprOp::Cast: {
+        Tensor narrow(TensorType{i.to, p.dims});
+        run_cpu("Cast", Attrs{}, {arg(0)}, {&narrow});
+        v.push_back(cpu_op("Cast", {&narrow}));
+        break;
+      }
+      case ExprOp::Clip: {  // the bounds are constants here: scalars for the CPU kernel
+        Tensor lo = make(DType::F32, {}, {arg(1)->as_double()[0]});
+        Tensor hi = make(DType::F32, {}, {arg(2)->as_double()[0]});
+        v.push_back(cpu_op("Clip", {arg(0), &lo, &hi}));
+        break;
+      }
+      default: {
+        std::vector<Tensor*> in;
+        for (size_t k = 0; k < i.args.size(); ++k) in.push_back(arg(k));
+        v.push_back(cpu_op(std::string(expr_op_name(i.op)), in));
+      }
+    }
+  }
+  std::vector<Tensor> outs;
+  for (const ExprOutput& o : p.outputs) outs.push_back(v[size_t(o.value)]);
+  return outs;
+}
+
+// Runs `p` on the GPU with inputs at `offset` elements into their buffers (1: misaligned, the
+// one-element path) and compares every output with the reference.
+void check_program(const ExprProgram& p, const std::vector<Tensor>& inputs, int64_t offset) {
+  const KernelSource ks = emit_elementwise(p);
+  std::vector<DeviceBuffer> buffers;
+  Args args;
+  auto bind = [&](const std::string& name, const Tensor& t) {
+    Tensor padded(TensorType{t.type.dtype, {t.type.numel() + offset}});
+    std::memcpy(padded.bytes.data() + offset * int64_t(dtype_size(t.type.dtype)), t.bytes.data(),
+                t.bytes.size());
+    buffers.push_back(upload(padded));
+    args[name] = static_cast<void*>(buffers.back().as<char>() + offset * int64_t(dtype_size(t.type.dtype)));
+  };
+  for (size_t k = 0; k < p.inputs.size(); ++k) bind(p.inputs[k].name, inputs[k]);
+  std::vector<size_t> out_index;
+  for (const ExprOutput& o : p.outputs) {
+    out_index.push_back(buffers.size());
+    bind(o.name, Tensor(TensorType{o.dtype, p.dims}));
+  }
+  run_kernels(ks, args);
+  const std::vector<Tensor> want = reference_program(p, inputs);
+  // A rounding step (a Cast, a 16-bit operand) can flip by one unit of its type between two f32
+  // computations of the same value: compare at the coarsest type the program touches.
+  DType coarsest = DType::F32;
+  auto coarser = [&](DType t) {
+    if (t == DType::BF16 || (t == DType::F16 && coarsest == DType::F32)) coarsest = t;
+  };
+  for (const ExprInput& in : p.inputs) coarser(in.dtype);
+  for (const ExprInstr& i : p.instrs)
+    if (i.op == ExprOp::Cast) coarser(i.to);
+  for (const ExprOutput& o : p.outputs) coarser(o.dtype);
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    Tensor padded =
+        download(buffers[out_index[k]], TensorType{p.outputs[k].dtype, {num_elements(p.dims) + offset}});
+    Tensor got(TensorType{p.outputs[k].dtype, p.dims});
+    std::memcpy(got.bytes.data(), padded.bytes.data() + offset * int64_t(dtype_size(got.type.dtype)),
+                got.bytes.size());
+    expect_close(got, want[k], coarsest, ks.name + " output " + p.outputs[k].name);
+  }
+}
+
+TEST_P(CudaKernels, ElementwiseBiasRelu) {
+  const ExprProgram p = bias_relu_program(dtype(), 96, 256);
+  const std::vector<Tensor> inputs = {random({96, 256}, 1), random({256}, 2)};
+  check_program(p, inputs, 0);  // 4-wide path
+  check_program(p, inputs, 1);  // misaligned: one element a thread
+}
+
+TEST_P(CudaKernels, ElementwiseEveryOp) {
+  const ExprProgram p = all_ops_program(dtype());
+  std::vector<Tensor> inputs;
+  uint32_t seed = 10;
+  for (const ExprInput& in : p.inputs) {
+    if (in.dtype == DType::Bool) {
+      std::vector<double> bits;
+      for (int64_t i = 0; i < num_elements(in.dims); ++i) bits.push_back(double(i % 3 != 0));
+      inputs.push_back(make(DType::Bool, in.dims, bits));
+    } else {
+      inputs.push_back(make(in.dtype, in.dims, random_values(num_elements(in.dims), seed++, -2.0, 2.0)));
+    }
+  }
+  check_program(p, inputs, 0);
+}
+
+// ---- reductions
+
+TEST_P(CudaKernels, Reductions) {
+  struct Case {
+    ReduceOp op;
+    const char* cpu;
+    int64_t outer, extent, inner;
+  };
+  const Case cases[] = {{ReduceOp::Sum, "ReduceSum", 96, 1000, 1},
+                        {ReduceOp::Max, "ReduceMax", 8, 20000, 1},
+                        {ReduceOp::Mean, "ReduceMean", 16, 100, 300},
+                        {ReduceOp::Sum, "ReduceSum", 1, 65536, 64},
+                        {ReduceOp::Mean, "ReduceMean", 3, 7, 1}};
+  for (const Case& c : cases) {
+    const KernelSource ks = emit_reduce({c.op, dtype(), c.outer, c.extent, c.inner});
+    Tensor x = random({c.outer, c.extent, c.inner}, 3);
+    DeviceBuffer dx = upload(x), dy(size_t(c.outer * c.inner) * dtype_size(dtype()));
+    run_kernels(ks, {{"x", ptr(dx)}, {"y", ptr(dy)}});
+    Tensor xf = to_f32(x), want(TensorType{DType::F32, {c.outer, c.inner}});
+    Attrs attrs;
+    attrs.set("axes", std::vector<int64_t>{1});
+    attrs.set("keepdims", int64_t(0));
+    run_cpu(c.cpu, attrs, {&xf}, {&want});
+    // Sums of many elements are compared against their magnitude.
+    expect_close(download(dy, {dtype(), {c.outer, c.inner}}), want, dtype(), ks.name);
+  }
+}
+
+// ---- softmax
+
+TEST_P(CudaKernels, SoftmaxForward) {
+  for (const SoftmaxSpec& s :
+       {SoftmaxSpec{dtype(), 128, 1000, 1, false}, SoftmaxSpec{dtype(), 4, 50, 9, true},
+        SoftmaxSpec{dtype(), 2, 5000, 1, false}}) {
+    const KernelSource ks = emit_softmax_forward(s);
+    const Shape dims = {s.outer, s.extent, s.inner};
+    Tensor x = random(dims, 4, -4.0, 4.0);
+    DeviceBuffer dx = upload(x), dy(x.bytes.size());
+    run_kernels(ks, {{"x", ptr(dx)}, {"y", ptr(dy)}});
+    Tensor xf = to_f32(x), want(TensorType{DType::F32, dims});
+    Attrs attrs;
+    attrs.set("axis", int64_t(1));
+    run_cpu(s.log ? "LogSoftmax" : "Softmax", attrs, {&xf}, {&want});
+    expect_close(download(dy, {dtype(), dims}), want, dtype(), ks.name);
+  }
+}
+
+TEST_P(CudaKernels, SoftmaxBackward) {
+  for (const SoftmaxSpec& s :
+       {SoftmaxSpec{dtype(), 128, 1000, 1, false}, SoftmaxSpec{dtype(), 4, 3000, 2, true}}) {
+    const KernelSource ks = emit_softmax_backward(s);
+    const Shape dims = {s.outer, s.extent, s.inner};
+    // y: the forward's output by the CPU kernel, stored in the storage type.
+    Tensor xf = to_f32(random(dims, 5, -3.0, 3.0)), yf(TensorType{DType::F32, dims});
+    Attrs attrs;
+    attrs.set("axis", int64_t(1));
+    run_cpu(s.log ? "LogSoftmax" : "Softmax", attrs, {&xf}, {&yf});
+    const Tensor y = make(dtype(), dims, yf.as_double()), dy = random(dims, 6);
+    DeviceBuffer d_dy = upload(dy), d_y = upload(y), d_dx(y.bytes.size());
+    run_kernels(ks, {{"dy", ptr(d_dy)}, {"y", ptr(d_y)}, {"dx", ptr(d_dx)}});
+    // No CPU kernel: the formulas in double over the same (rounded) values.
+    const std::vector<double> yv = y.as_double(), gv = dy.as_double();
+    std::vector<double> want(yv.size());
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        auto at = [&](int64_t c) { return size_t((o * s.extent + c) * s.inner + i); };
+        double acc = 0;
+        for (int64_t c = 0; c < s.extent; ++c) acc += s.log ? gv[at(c)] : gv[at(c)] * yv[at(c)];
+        for (int64_t c = 0; c < s.extent; ++c)
+          want[at(c)] = s.log ? gv[at(c)] - std::exp(yv[at(c)]) * acc : yv[at(c)] * (gv[at(c)] - acc);
+      }
+    expect_close(download(d_dx, {dtype(), dims}), make(DType::F32, dims, want), dtype(), ks.name);
+  }
+}
+
+// ---- layer norm
+
+TEST_P(CudaKernels, LayerNormForward) {
+  const int64_t rows = 256, cols = 768;
+  const LayerNormSpec spec{dtype(), rows, cols, 1e-5, true};
+  const KernelSource ks = emit_layer_norm_forward(spec);
+  Tensor x = random({rows, cols}, 7, -2.0, 3.0), scale = random({cols}, 8), bias = random({cols}, 9);
+  DeviceBuffer dx = upload(x), ds = upload(scale), db = upload(bias), dy(x.bytes.size()), dmean(rows * 4),
+               dinv(rows * 4);
+  run_kernels(ks, {{"x", ptr(dx)},
+                   {"scale", ptr(ds)},
+                   {"bias", ptr(db)},
+                   {"y", ptr(dy)},
+                   {"mean", ptr(dmean)},
+                   {"inv_std", ptr(dinv)}});
+  Tensor xf = to_f32(x), sf = to_f32(scale), bf = to_f32(bias);
+  Tensor y(TensorType{DType::F32, {rows, cols}}), mean(TensorType{DType::F32, {rows, 1}}),
+      inv(TensorType{DType::F32, {rows, 1}});
+  Attrs attrs;
+  attrs.set("axis", int64_t(-1));
+  attrs.set("epsilon", 1e-5);
+  run_cpu("LayerNormalization", attrs, {&xf, &sf, &bf}, {&y, &mean, &inv});
+  expect_close(download(dy, {dtype(), {rows, cols}}), y, dtype(), ks.name + " y");
+  expect_close(download(dmean, {DType::F32, {rows, 1}}), mean, DType::F32, ks.name + " mean");
+  expect_close(download(dinv, {DType::F32, {rows, 1}}), inv, DType::F32, ks.name + " inv_std");
+}
+
+TEST_P(CudaKernels, LayerNormBackward) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{64, 768}, {256, 768}, {16384, 64}}) {
+    const LayerNormSpec spec{dtype(), rows, cols, 1e-5, true};
+    const KernelSource ks = emit_layer_norm_backward(spec);
+    Tensor dy = random({rows, cols}, 10), x = random({rows, cols}, 11, -2.0, 2.0), scale = random({cols}, 12);
+    DeviceBuffer d_dy = upload(dy), d_x = upload(x), d_s = upload(scale), d_dx(x.bytes.size()),
+                 d_dscale(scale.bytes.size()), d_dbias(scale.bytes.size());
+    run_kernels(ks, {{"dy", ptr(d_dy)},
+                     {"x", ptr(d_x)},
+                     {"scale", ptr(d_s)},
+                     {"dx", ptr(d_dx)},
+                     {"dscale", ptr(d_dscale)},
+                     {"dbias", ptr(d_dbias)}});
+    if (!cpu::find_kernel("LayerNormGrad")) GTEST_SKIP() << "no CPU LayerNormGrad kernel to compare with";
+    Tensor dyf = to_f32(dy), xf = to_f32(x), sf = to_f32(scale);
+    Tensor dx(TensorType{DType::F32, {rows, cols}}), dscale(TensorType{DType::F32, {cols}}),
+        dbias(TensorType{DType::F32, {cols}});
+    Attrs attrs;
+    attrs.set("axis", int64_t(-1));
+    attrs.set("epsilon", 1e-5);
+    run_cpu("LayerNormGrad", attrs, {&dyf, &xf, &sf}, {&dx, &dscale, &dbias});
+    expect_close(download(d_dx, {dtype(), {rows, cols}}), dx, dtype(), ks.name + " dx");
+    expect_close(download(d_dscale, {dtype(), {cols}}), dscale, dtype(), ks.name + " dscale");
+    expect_close(download(d_dbias, {dtype(), {cols}}), dbias, dtype(), ks.name + " dbias");
+  }
+}
+
+// ---- softmax cross-entropy
+
+// Labels in [0, classes) with every fifth one `ignore` (when given).
+Tensor labels_for(DType t, int64_t n, int64_t classes, std::optional<int64_t> ignore) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i)
+    v.push_back(ignore && i % 5 == 0 ? double(*ignore) : double((i * 7 + 3) % classes));
+  return make(t, {n}, v);
+}
+
+TEST_P(CudaKernels, CrossEntropyForward) {
+  for (const CrossEntropySpec& s :
+       {CrossEntropySpec{dtype(), DType::I64, 64, 1000, 1, "mean", -100},
+        CrossEntropySpec{dtype(), DType::I32, 8, 10, 5, "none", std::nullopt},
+        CrossEntropySpec{dtype(), DType::I64, 30, 2000, 1, "sum", std::nullopt}}) {
+    const KernelSource ks = emit_cross_entropy_forward(s);
+    const Shape dims = {s.batch, s.classes, s.inner}, label_dims = {s.batch, s.inner};
+    const Shape loss_dims = s.reduction == "none" ? label_dims : Shape{};
+    Tensor scores = random(dims, 13, -3.0, 3.0);
+    Tensor labels = labels_for(s.label_dtype, s.batch * s.inner, s.classes, s.ignore_index);
+    labels.type.shape = label_dims;
+    DeviceBuffer d_scores = upload(scores), d_labels = upload(labels),
+                 d_loss(size_t(num_elements(loss_dims)) * dtype_size(dtype())), d_logp(scores.bytes.size());
+    run_kernels(ks, {{"scores", ptr(d_scores)},
+                     {"labels", ptr(d_labels)},
+                     {"loss", ptr(d_loss)},
+                     {"log_prob", ptr(d_logp)}});
+    Tensor sf = to_f32(scores), loss(TensorType{DType::F32, loss_dims}), logp(TensorType{DType::F32, dims});
+    Attrs attrs;
+    attrs.set("reduction", s.reduction);
+    if (s.ignore_index) attrs.set("ignore_index", *s.ignore_index);
+    run_cpu("SoftmaxCrossEntropyLoss", attrs, {&sf, &labels}, {&loss, &logp});
+    expect_close(download(d_loss, {dtype(), loss_dims}), loss, dtype(), ks.name + " loss");
+    expect_close(download(d_logp, {dtype(), dims}), logp, dtype(), ks.name + " log_prob");
+  }
+}
+
+TEST_P(CudaKernels, CrossEntropyBackward) {
+  for (const CrossEntropySpec& s :
+       {CrossEntropySpec{dtype(), DType::I64, 64, 1000, 1, "mean", -100},
+        CrossEntropySpec{dtype(), DType::I64, 8, 10, 5, "sum", std::nullopt},
+        CrossEntropySpec{dtype(), DType::I32, 8, 10, 5, "none", std::nullopt},
+        CrossEntropySpec{dtype(), DType::I64, 16, 300, 1, "mean", std::nullopt}}) {
+    const KernelSource ks = emit_cross_entropy_backward(s);
+    const Shape dims = {s.batch, s.classes, s.inner}, label_dims = {s.batch, s.inner};
+    const Shape loss_dims = s.reduction == "none" ? label_dims : Shape{};
+    Tensor scores = random(dims, 14, -3.0, 3.0), dloss = random(loss_dims, 15, 0.5, 2.0);
+    Tensor labels = labels_for(s.label_dtype, s.batch * s.inner, s.classes, s.ignore_index);
+    labels.type.shape = label_dims;
+    DeviceBuffer d_scores = upload(scores), d_labels = upload(labels), d_dloss = upload(dloss),
+                 d_dscores(scores.bytes.size());
+    run_kernels(ks, {{"dloss", ptr(d_dloss)},
+                     {"scores", ptr(d_scores)},
+                     {"labels", ptr(d_labels)},
+                     {"dscores", ptr(d_dscores)}});
+    Tensor sf = to_f32(scores), df = to_f32(dloss), want(TensorType{DType::F32, dims});
+    Attrs attrs;
+    attrs.set("reduction", s.reduction);
+    if (s.ignore_index) attrs.set("ignore_index", *s.ignore_index);
+    run_cpu("SoftmaxCrossEntropyGrad", attrs, {&df, &sf, &labels}, {&want});
+    expect_close(download(d_dscores, {dtype(), dims}), want, dtype(), ks.name);
+  }
+}
+
+// ---- embedding
+
+TEST_P(CudaKernels, EmbeddingGatherAndBackward) {
+  for (const EmbeddingSpec& s :
+       {EmbeddingSpec{dtype(), DType::I64, 1000, 64, 300}, EmbeddingSpec{dtype(), DType::I32, 50, 7, 200}}) {
+    // Indices with repeats and negative (from the end) entries.
+    std::vector<double> idx;
+    for (int64_t i = 0; i < s.indices; ++i)
+      idx.push_back(double(i % 3 == 0 ? -(i % s.vocab) - 1 : (i * 13) % s.vocab));
+    Tensor indices = make(s.index_dtype, {s.indices}, idx);
+    Tensor table = random({s.vocab, s.dim}, 16), dy = random({s.indices, s.dim}, 17);
+    DeviceBuffer d_table = upload(table), d_idx = upload(indices),
+                 d_out(size_t(s.indices * s.dim) * dtype_size(dtype())), d_dy = upload(dy),
+                 d_dtable(table.bytes.size());
+    const KernelSource gather = emit_embedding_gather(s);
+    run_kernels(gather, {{"table", ptr(d_table)}, {"indices", ptr(d_idx)}, {"out", ptr(d_out)}});
+    Tensor tf = to_f32(table), want(TensorType{DType::F32, {s.indices, s.dim}});
+    Attrs axis0;
+    axis0.set("axis", int64_t(0));
+    run_cpu("Gather", axis0, {&tf, &indices}, {&want});
+    expect_close(download(d_out, {dtype(), {s.indices, s.dim}}), want, dtype(), gather.name);
+
+    const KernelSource backward = emit_embedding_backward(s);
+    run_kernels(backward, {{"dy", ptr(d_dy)}, {"indices", ptr(d_idx)}, {"dtable", ptr(d_dtable)}});
+    if (!cpu::find_kernel("GatherGrad")) GTEST_SKIP() << "no CPU GatherGrad kernel to compare with";
+    Tensor dyf = to_f32(dy), dtable(TensorType{DType::F32, {s.vocab, s.dim}});
+    Attrs attrs = axis0;
+    attrs.set("shape", Shape{s.vocab, s.dim});
+    run_cpu("GatherGrad", attrs, {&dyf, &indices}, {&dtable});
+    expect_close(download(d_dtable, {dtype(), {s.vocab, s.dim}}), dtable, dtype(), backward.name);
+  }
+}
+
+// ---- optimizers
+
+// Three tensors in one launch: sizes cover a partial chunk, several chunks and a short tail.
+const std::vector<int64_t> kSizes = {5000, 2 * kMultiTensorChunk + 3, 17};
+
+struct DeviceTable {
+  DeviceBuffer table;
+  int num_tensors = 0;
+  long long num_chunks = 0;
+};
+
+DeviceTable upload_table(std::vector<MultiTensorEntry> entries) {
+  DeviceTable t;
+  t.num_chunks = assign_chunks(entries);
+  t.num_tensors = int(entries.size());
+  t.table = DeviceBuffer(entries.size() * sizeof(MultiTensorEntry));
+  t.table.upload(entries.data());
+  return t;
+}
+
+TEST_P(CudaKernels, SgdMultiTensor) {
+  const SgdSpec spec{dtype(), 0.9, 0.1, 1e-2, true};
+  const KernelSource ks = emit_sgd_update(spec);
+  std::vector<Tensor> params, grads, vels;
+  std::vector<DeviceBuffer> buffers;
+  std::vector<MultiTensorEntry> entries;
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    params.push_back(random({kSizes[k]}, 20 + uint32_t(k)));
+    grads.push_back(random({kSizes[k]}, 30 + uint32_t(k)));
+    vels.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 40 + uint32_t(k))));
+    MultiTensorEntry e;
+    const Tensor* parts[] = {&params[k], &grads[k], &vels[k]};
+    for (int j = 0; j < 3; ++j) {
+      buffers.push_back(upload(*parts[j]));
+      e.ptr[j] = buffers.back().get();
+    }
+    e.n = kSizes[k];
+    entries.push_back(e);
+  }
+  const DeviceTable table = upload_table(entries);
+  DeviceBuffer lr = DeviceBuffer::from(std::vector<float>{0.05f}),
+               step = DeviceBuffer::from(std::vector<float>{1.0f});
+  run_kernels(ks,
+              {{"table", ptr(table.table)},
+               {"num_tensors", table.num_tensors},
+               {"num_chunks", table.num_chunks},
+               {"lr", ptr(lr)},
+               {"step", ptr(step)}},
+              multi_tensor_grid(table.num_chunks));
+  Attrs attrs;
+  attrs.set("momentum", spec.momentum);
+  attrs.set("dampening", spec.dampening);
+  attrs.set("weight_decay", spec.weight_decay);
+  attrs.set("nesterov", int64_t(spec.nesterov));
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    Tensor p = to_f32(params[k]), g = to_f32(grads[k]), v = vels[k], lr_t = make(DType::F32, {}, {0.05});
+    Tensor p_out(p.type), v_out(v.type);
+    run_cpu("SgdUpdate", attrs, {&p, &g, &v, &lr_t}, {&p_out, &v_out});
+    expect_close(download(buffers[3 * k], params[k].type), p_out, dtype(),
+                 ks.name + " param " + std::to_string(k));
+    expect_close(download(buffers[3 * k + 2], v.type), v_out, dtype(),
+                 ks.name + " velocity " + std::to_string(k));
+  }
+}
+
+TEST_P(CudaKernels, AdamMultiTensor) {
+  for (const AdamSpec& spec :
+       {AdamSpec{dtype(), 0.9, 0.999, 1e-8, 1e-2, false}, AdamSpec{dtype(), 0.8, 0.95, 1e-6, 0.1, true}}) {
+    const KernelSource ks = emit_adam_update(spec);
+    std::vector<Tensor> params, grads, ms, vs;
+    std::vector<DeviceBuffer> buffers;
+    std::vector<MultiTensorEntry> entries;
+    for (size_t k = 0; k < kSizes.size(); ++k) {
+      params.push_back(random({kSizes[k]}, 50 + uint32_t(k)));
+      grads.push_back(random({kSizes[k]}, 60 + uint32_t(k)));
+      ms.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 70 + uint32_t(k), -0.1, 0.1)));
+      vs.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 80 + uint32_t(k), 0.0, 0.01)));
+      MultiTensorEntry e;
+      const Tensor* parts[] = {&params[k], &grads[k], &ms[k], &vs[k]};
+      for (int j = 0; j < 4; ++j) {
+        buffers.push_back(upload(*parts[j]));
+        e.ptr[j] = buffers.back().get();
+      }
+      e.n = kSizes[k];
+      entries.push_back(e);
+    }
+    const DeviceTable table = upload_table(entries);
+    const float lr = 1e-2f, step = 3.0f;
+    DeviceBuffer d_lr = DeviceBuffer::from(std::vector<float>{lr}),
+                 d_step = DeviceBuffer::from(std::vector<float>{step});
+    run_kernels(ks,
+                {{"table", ptr(table.table)},
+                 {"num_tensors", table.num_tensors},
+                 {"num_chunks", table.num_chunks},
+                 {"lr", ptr(d_lr)},
+                 {"step", ptr(d_step)}},
+                multi_tensor_grid(table.num_chunks));
+    Attrs attrs;
+    attrs.set("beta1", spec.beta1);
+    attrs.set("beta2", spec.beta2);
+    attrs.set("eps", spec.eps);
+    attrs.set("weight_decay", spec.weight_decay);
+    attrs.set("decoupled", int64_t(spec.decoupled));
+    for (size_t k = 0; k < kSizes.size(); ++k) {
+      Tensor p = to_f32(params[k]), g = to_f32(grads[k]), m = ms[k], v = vs[k];
+      Tensor lr_t = make(DType::F32, {}, {lr}), step_t = make(DType::F32, {}, {step});
+      Tensor p_out(p.type), m_out(m.type), v_out(v.type);
+      run_cpu("AdamUpdate", attrs, {&p, &g, &m, &v, &lr_t, &step_t}, {&p_out, &m_out, &v_out});
+      const std::string tag = ks.name + " tensor " + std::to_string(k);
+      expect_close(download(buffers[4 * k], params[k].type), p_out, dtype(), tag + " param");
+      expect_close(download(buffers[4 * k + 2], m.type), m_out, dtype(), tag + " m");
+      expect_close(download(buffers[4 * k + 3], v.type), v_out, dtype(), tag + " v");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaKernels, ::testing::Values(DType::F32, DType::F16, DType::BF16),
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return std::string(dtype_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace dlc::cuda::test
