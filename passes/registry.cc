@@ -5,6 +5,7 @@
 
 #include "dlc/error.h"
 #include "passes/constant_fold.h"
+#include "passes/cse.h"
 #include "passes/dce.h"
 
 namespace dlc::passes {
@@ -29,6 +30,9 @@ const std::vector<Registration>& table() {
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<DeadCodeElimination>(); },
         [](const PassServices& s) -> std::unique_ptr<Pass> {
           return std::make_unique<ConstantFolding>(need_evaluator(s, "constant-fold"));
+        },
+        [](const PassServices&) -> std::unique_ptr<Pass> {
+          return std::make_unique<CommonSubexpressionElimination>();
         },
     };
     // Names and summaries come from the passes themselves; an evaluator stand-in lets the

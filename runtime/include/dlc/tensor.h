@@ -40,6 +40,8 @@ struct Tensor {
 
   Tensor() = default;
   explicit Tensor(TensorType t) : type(std::move(t)), bytes(type.bytes()) {}
+  /// Same type and the same bytes (so NaNs compare by bit pattern, +0 differs from -0).
+  bool operator==(const Tensor&) const = default;
 
   template <typename T>
   T* data() { return reinterpret_cast<T*>(bytes.data()); }

@@ -1,0 +1,63 @@
+// The pass manager: runs a pipeline of passes over one graph, verifies the IR after each, and
+// carries the user's pipeline flags — disable a pass, print or dump the IR after passes, stop
+// after the N-th pass — the same way for `dlc compile`, `dlc train` and `dlc opt`.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace dlc::passes {
+
+struct PipelineOptions {
+  std::vector<std::string> disabled;     // --disable-pass NAME (repeatable)
+  bool print_after_all = false;          // --print-ir-after-all
+  std::vector<std::string> print_after;  // --print-ir-after PASS (repeatable)
+  std::string dump_dir;                  // --dump-ir DIR: DIR/NN-PASS.dlir after each pass
+  int stop_after = 0;                    // --stop-after N: run only the first N passes (0: all)
+  bool verify_each = true;               // ir::verify after every pass
+};
+
+/// What one pass did in the last run.
+struct PassRecord {
+  std::string name;
+  bool ran = false;  // false: disabled, or after the stop
+  bool changed = false;
+  double seconds = 0;
+  std::map<std::string, int64_t> stats;
+};
+
+class PassManager {
+ public:
+  /// Printed IR goes to `print_to` (the tools pass stderr, keeping stdout for results).
+  explicit PassManager(PipelineOptions options, std::ostream& print_to);
+
+  /// Appends a pass. A required pass (the training pipeline's loss, autodiff, optimizer) cannot
+  /// be disabled: asking to is an error.
+  void add(std::unique_ptr<Pass> pass, bool required = false);
+
+  /// Runs the pipeline; throws dlc::Error naming the pass whose output fails verification, or a
+  /// pass name in the options that is not in the pipeline. Returns false when --stop-after ended
+  /// the run early (the graph is then only partly compiled).
+  bool run(ir::Graph& graph);
+
+  const std::vector<PassRecord>& records() const { return records_; }
+  /// Passes in pipeline order, for messages and `--help`.
+  std::vector<std::string> pass_names() const;
+
+ private:
+  void check_options() const;
+  void after_pass(const ir::Graph& graph, size_t index, const std::string& name) const;
+
+  PipelineOptions options_;
+  std::ostream& print_to_;
+  std::vector<std::unique_ptr<Pass>> passes_;
+  std::vector<bool> required_;
+  std::vector<PassRecord> records_;
+};
+
+}  // namespace dlc::passes
