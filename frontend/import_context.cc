@@ -27,6 +27,12 @@ const Tensor& ImportContext::required_constant(int i, const char* what) {
   return *t;
 }
 
+ir::Value* ImportContext::value(const std::string& onnx_name) {
+  ir::Value* v = importer_.lookup(onnx_name);
+  if (!v) fail("value '{}' is not defined before this node", onnx_name);
+  return v;
+}
+
 const onnx::AttributeProto* ImportContext::find_attr(const std::string& name) const {
   for (const auto& a : node_.attribute())
     if (a.name() == name) return &a;
@@ -60,6 +66,11 @@ std::vector<double> ImportContext::attr_floats(const std::string& name, std::vec
   return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : dflt;
 }
 
+std::vector<std::string> ImportContext::attr_strings(const std::string& name) const {
+  const auto* a = find_attr(name);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : std::vector<std::string>{};
+}
+
 Tensor ImportContext::attr_tensor(const std::string& name) const {
   const auto* a = find_attr(name);
   if (!a || !a->has_t()) fail("attribute '{}' (a tensor) is required", name);
@@ -89,7 +100,8 @@ std::vector<ir::Value*> ImportContext::emit_multi(ir::OpKind op, std::vector<ir:
   if (foldable) {
     std::vector<Tensor> results = importer_.options().evaluator->evaluate(*n, values);
     g.remove_node(n);
-    for (size_t i = 0; i < outs.size(); ++i) outs[i] = outs[i] ? constant(std::move(results[i]), names[i]) : nullptr;
+    for (size_t i = 0; i < outs.size(); ++i)
+      outs[i] = outs[i] ? constant(std::move(results[i]), names[i]) : nullptr;
   }
   for (ir::Value* v : outs)
     if (v) created_.insert(v);
@@ -110,7 +122,8 @@ ir::Value* ImportContext::constant(Tensor value, const std::string& hint) {
 }
 
 ir::Value* ImportContext::scalar(DType dtype, double v) {
-  return constant(Tensor::from_double(dtype, {v}, {}), node_.name().empty() ? "scalar" : node_.name() + "_scalar");
+  return constant(Tensor::from_double(dtype, {v}, {}),
+                  node_.name().empty() ? "scalar" : node_.name() + "_scalar");
 }
 
 void ImportContext::set_output(int i, ir::Value* v) {

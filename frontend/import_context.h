@@ -37,6 +37,8 @@ class ImportContext {
   const Tensor* constant_input(int i);
   /// Same, but fails "input i (`what`) must be a compile-time constant" if unknown.
   const Tensor& required_constant(int i, const char* what);
+  /// The IR value bound to an ONNX value name; fails if the name is not defined yet.
+  ir::Value* value(const std::string& onnx_name);
 
   // ---- attributes
   bool has_attr(const std::string& name) const;
@@ -45,6 +47,7 @@ class ImportContext {
   std::string attr_string(const std::string& name, const std::string& dflt) const;
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> dflt = {}) const;
   std::vector<double> attr_floats(const std::string& name, std::vector<double> dflt = {}) const;
+  std::vector<std::string> attr_strings(const std::string& name) const;  // empty if absent
   Tensor attr_tensor(const std::string& name) const;
 
   // ---- outputs
@@ -59,7 +62,7 @@ class ImportContext {
   ir::Value* emit(ir::OpKind op, std::vector<ir::Value*> inputs, Attrs attrs = {});
   /// A new constant value.
   ir::Value* constant(Tensor value, const std::string& hint = "const");
-  ir::Value* scalar(DType dtype, double v) ;
+  ir::Value* scalar(DType dtype, double v);
 
   /// Binds ONNX output i to `v` (named after the ONNX output when this node created it).
   void set_output(int i, ir::Value* v);
@@ -79,7 +82,11 @@ class ImportContext {
 };
 
 using Translator = void (*)(ImportContext& ctx);
-/// The translator of an ai.onnx op type, or nullptr.
-Translator find_translator(const std::string& op_type);
+/// ONNX's training domain (the Gradient op).
+inline constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
+/// Whether dlc translates ops of `domain` ("" and "ai.onnx" are the default domain).
+bool is_supported_domain(const std::string& domain);
+/// The translator of an op type of a supported domain, or nullptr.
+Translator find_translator(const std::string& domain, const std::string& op_type);
 
 }  // namespace dlc::frontend

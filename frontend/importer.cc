@@ -99,12 +99,12 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
   import_inputs(g);
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
+    if (!is_supported_domain(node.domain()))
       throw Error(fmt::format("{}: node '{}' ({}) is in unsupported domain '{}'", what_, node.name(),
                               node.op_type(), node.domain()));
     if (node.output_size() == 0 || node.output(0).empty())
       throw Error(fmt::format("{}: node '{}' ({}) has no output", what_, node.name(), node.op_type()));
-    Translator translate = find_translator(node.op_type());
+    Translator translate = find_translator(node.domain(), node.op_type());
     if (!translate)
       throw Error(fmt::format("{}: node '{}': unsupported op {}", what_, node.name(), node.op_type()));
     for (const std::string& in : node.input())
@@ -151,12 +151,16 @@ std::unique_ptr<ir::Graph> import_onnx_model(const onnx::ModelProto& model, cons
   }
 }
 
-std::unique_ptr<ir::Graph> import_onnx_file(const std::string& path, const ImportOptions& options) {
-  std::string bytes = read_file(path);
-  if (bytes.empty()) throw Error(fmt::format("{}: empty file, not an ONNX model", path));
+onnx::ModelProto parse_onnx_model(const std::string& bytes, const std::string& what) {
+  if (bytes.empty()) throw Error(fmt::format("{}: empty file, not an ONNX model", what));
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes) || !model.has_graph())
-    throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", path));
+    throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", what));
+  return model;
+}
+
+std::unique_ptr<ir::Graph> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  onnx::ModelProto model = parse_onnx_model(read_file(path), path);
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   return import_onnx_model(model, base_dir, options, path);
 }

@@ -28,6 +28,8 @@ struct ImportOptions {
   ir::ConstantEvaluator* evaluator = nullptr;
 };
 
+/// Parses a serialized model (`what` names it in errors: empty, not a model, no graph).
+onnx::ModelProto parse_onnx_model(const std::string& bytes, const std::string& what);
 /// Reads and imports a .onnx file; throws dlc::Error naming the file, node or input.
 std::unique_ptr<ir::Graph> import_onnx_file(const std::string& path, const ImportOptions& options);
 /// Imports a parsed model; `base_dir` resolves external data, `what` names it in errors.

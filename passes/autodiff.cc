@@ -13,23 +13,11 @@ namespace dlc::passes {
 
 std::string gradient_name(const std::string& param) { return param + "@grad"; }
 
-bool Autodiff::run(ir::Graph& g) {
-  if (g.outputs().empty()) throw Error("autodiff: the graph has no loss output");
-  ir::Value* loss = g.outputs()[0];
-  if (loss->type.numel() != 1 || !is_floating(loss->type.dtype))
-    throw Error(
-        fmt::format("autodiff: the loss '{}' must be a float scalar, got {}", loss->name, loss->type.str()));
-  std::regex freeze(freeze_.empty() ? "$^" : freeze_);
-  std::map<const ir::Value*, ir::Value*> grad;
-  grad[loss] = g.add_constant(g.unique_value_name(gradient_name(loss->name)),
-                              Tensor::from_double(loss->type.dtype, {1.0}, loss->type.shape));
-  // Which values lead to a trainable parameter: only their gradients are worth computing.
-  std::set<const ir::Value*> needs_grad;
-  for (ir::Value* v : g.initializers())
-    if (v->role == ir::Role::Parameter && !std::regex_search(v->name, freeze)) needs_grad.insert(v);
+std::vector<ir::Value*> backpropagate(ir::Graph& g, ir::Value* y, ir::Value* seed,
+                                      const std::vector<ir::Value*>& wrt, int64_t* rules) {
   const std::vector<ir::Node*> forward = g.nodes();
-  std::set<const ir::Value*> forward_values;
-  for (ir::Node* n : forward) forward_values.insert(n->outputs.begin(), n->outputs.end());
+  // Which values lead to one of `wrt`: only their gradients are worth computing.
+  std::set<const ir::Value*> needs_grad(wrt.begin(), wrt.end());
   for (ir::Node* n : forward) {
     bool any = false;
     for (ir::Value* in : n->inputs) any = any || (in && needs_grad.count(in));
@@ -37,7 +25,7 @@ bool Autodiff::run(ir::Graph& g) {
       for (ir::Value* out : n->outputs)
         if (out) needs_grad.insert(out);
   }
-  int64_t rules = 0;
+  std::map<const ir::Value*, ir::Value*> grad = {{y, seed}};
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     ir::Node* n = *it;
     std::vector<ir::Value*> dys;
@@ -55,7 +43,7 @@ bool Autodiff::run(ir::Graph& g) {
       throw Error(fmt::format("autodiff: node '{}' ({}) has no gradient rule", n->name, ir::op_name(n->op)));
     GradContext ctx(g, *n, dys);
     rule(ctx);
-    ++rules;
+    if (rules) ++*rules;
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       ir::Value* in = n->inputs[i];
       ir::Value* dx = ctx.input_grads()[i];
@@ -69,25 +57,48 @@ bool Autodiff::run(ir::Graph& g) {
             g.add_node(ir::OpKind::Add, {pos->second, dx}, {}, {""}, n->name + ".grad_sum")->outputs[0];
     }
   }
-  int64_t params = 0;
-  for (ir::Value* v : g.initializers()) {
-    if (v->role != ir::Role::Parameter || !needs_grad.count(v)) continue;
-    auto gi = grad.find(v);
-    if (gi == grad.end()) continue;
-    ir::Value* dv = gi->second;
+  std::vector<ir::Value*> out;
+  for (ir::Value* x : wrt) {
+    auto gi = grad.find(x);
+    out.push_back(gi == grad.end() ? nullptr : gi->second);
+  }
+  return out;
+}
+
+bool Autodiff::run(ir::Graph& g) {
+  if (g.outputs().empty()) throw Error("autodiff: the graph has no loss output");
+  ir::Value* loss = g.outputs()[0];
+  if (loss->type.numel() != 1 || !is_floating(loss->type.dtype))
+    throw Error(
+        fmt::format("autodiff: the loss '{}' must be a float scalar, got {}", loss->name, loss->type.str()));
+  std::regex freeze(freeze_.empty() ? "$^" : freeze_);
+  std::vector<ir::Value*> params;
+  for (ir::Value* v : g.initializers())
+    if (v->role == ir::Role::Parameter && !std::regex_search(v->name, freeze)) params.push_back(v);
+  std::set<const ir::Value*> forward_values;
+  for (ir::Node* n : g.nodes()) forward_values.insert(n->outputs.begin(), n->outputs.end());
+  ir::Value* seed = g.add_constant(g.unique_value_name(gradient_name(loss->name)),
+                                   Tensor::from_double(loss->type.dtype, {1.0}, loss->type.shape));
+  int64_t rules = 0;
+  const std::vector<ir::Value*> grads = backpropagate(g, loss, seed, params, &rules);
+  int64_t with_gradient = 0;
+  for (size_t p = 0; p < params.size(); ++p) {
+    ir::Value* dv = grads[p];
+    if (!dv) continue;
     // Name the gradient after its parameter; copy only where the value is shared (a forward
     // value, a constant, or already another parameter's gradient).
     const bool shared = !dv->producer || dv->role == ir::Role::Gradient || forward_values.count(dv);
     if (shared)
-      dv =
-          g.add_node(ir::OpKind::Identity, {dv}, {}, {gradient_name(v->name)}, v->name + ".grad")->outputs[0];
+      dv = g.add_node(ir::OpKind::Identity, {dv}, {}, {gradient_name(params[p]->name)},
+                      params[p]->name + ".grad")
+               ->outputs[0];
     else
-      g.rename_value(dv, gradient_name(v->name));
+      g.rename_value(dv, gradient_name(params[p]->name));
     dv->role = ir::Role::Gradient;
-    ++params;
+    ++with_gradient;
   }
   stats_["rules_applied"] = rules;
-  stats_["parameters_with_gradients"] = params;
+  stats_["parameters_with_gradients"] = with_gradient;
   return rules > 0;
 }
 

@@ -1,65 +1,104 @@
-// The optimizer pass: SGD (momentum, dampening, Nesterov), Adam and AdamW with PyTorch's formulas.
+// The optimizer pass: SGD (momentum, dampening, Nesterov), Adam, AdamW and RMSprop with PyTorch's
+// formulas, after optional gradient accumulation and global-norm clipping.
 #include "passes/optimizer.h"
 
 #include <fmt/format.h>
 
 #include "dlc/error.h"
 #include "passes/autodiff.h"
+#include "passes/clip_grad_norm.h"
+#include "passes/grad_accumulation.h"
 
 namespace dlc::passes {
 
-bool Optimizer::run(ir::Graph& g) {
-  const std::string& kind = options_.kind;
-  if (kind != "sgd" && kind != "adam" && kind != "adamw")
-    throw Error(fmt::format("optimizer: unknown optimizer '{}' (sgd, adam, adamw)", kind));
-  for (const char* name : {kLearningRateInput, kStepInput})
-    if (g.find_value(name))
-      throw Error(
-          fmt::format("optimizer: the model already has a value named '{}', which dlc reserves", name));
-  ir::Value* lr = g.add_input(kLearningRateInput, TensorType{DType::F32, {}});
-  ir::Value* step = g.add_input(kStepInput, TensorType{DType::F32, {}});
-  auto zeros_like = [&](ir::Value* p, const char* suffix) {
-    return g.add_parameter(g.unique_value_name(p->name + suffix), Tensor(p->type), ir::Role::State);
-  };
-  int64_t updated = 0;
-  const std::vector<ir::Value*> params = g.initializers();
-  for (ir::Value* p : params) {
-    if (p->role != ir::Role::Parameter) continue;
-    ir::Value* grad = g.find_value(gradient_name(p->name));
-    if (!grad) continue;
+namespace {
+
+// Adds the update op of one parameter and registers its state updates through `accumulator`.
+class UpdateBuilder {
+ public:
+  UpdateBuilder(ir::Graph& g, const OptimizerOptions& options, GradientAccumulator& accumulator)
+      : g_(g), options_(options), accumulator_(accumulator) {
+    lr_ = g.add_input(kLearningRateInput, TensorType{DType::F32, {}});
+    step_ = g.add_input(kStepInput, TensorType{DType::F32, {}});
+  }
+
+  void add(ir::Value* p, ir::Value* grad) {
     Attrs a;
     a.set("weight_decay", options_.weight_decay);
-    std::string node = p->name + ".update";
+    const std::string& kind = options_.kind;
     if (kind == "sgd") {
       a.set("momentum", options_.momentum);
       a.set("dampening", options_.dampening);
       a.set("nesterov", int64_t(options_.nesterov));
-      ir::Value* vel = zeros_like(p, ".momentum");
-      ir::Node* n = g.add_node(
-          ir::OpKind::SgdUpdate, {p, grad, vel, lr}, a,
-          {g.unique_value_name(p->name + ".next"), g.unique_value_name(vel->name + ".next")}, node);
-      g.add_state_update(n->outputs[0], p);
-      g.add_state_update(n->outputs[1], vel);
-    } else {
+      emit(ir::OpKind::SgdUpdate, p, {p, grad, zeros_like(p, ".momentum"), lr_}, a);
+    } else if (kind == "adam" || kind == "adamw") {
       a.set("beta1", options_.beta1);
       a.set("beta2", options_.beta2);
       a.set("eps", options_.eps);
       a.set("decoupled", int64_t(kind == "adamw"));
-      ir::Value* m = zeros_like(p, ".exp_avg");
-      ir::Value* v = zeros_like(p, ".exp_avg_sq");
-      ir::Node* n =
-          g.add_node(ir::OpKind::AdamUpdate, {p, grad, m, v, lr, step}, a,
-                     {g.unique_value_name(p->name + ".next"), g.unique_value_name(m->name + ".next"),
-                      g.unique_value_name(v->name + ".next")},
-                     node);
-      g.add_state_update(n->outputs[0], p);
-      g.add_state_update(n->outputs[1], m);
-      g.add_state_update(n->outputs[2], v);
+      emit(ir::OpKind::AdamUpdate, p,
+           {p, grad, zeros_like(p, ".exp_avg"), zeros_like(p, ".exp_avg_sq"), lr_, step_}, a);
+    } else {
+      a.set("alpha", options_.alpha);
+      a.set("eps", options_.eps);
+      a.set("momentum", options_.momentum);
+      a.set("centered", int64_t(options_.centered));
+      ir::Value* grad_avg = options_.centered ? zeros_like(p, ".grad_avg") : nullptr;
+      ir::Value* buffer = options_.momentum != 0 ? zeros_like(p, ".momentum_buffer") : nullptr;
+      emit(ir::OpKind::RmspropUpdate, p, {p, grad, zeros_like(p, ".square_avg"), lr_, grad_avg, buffer}, a);
     }
-    ++updated;
   }
-  if (updated == 0) throw Error("optimizer: no parameter has a gradient (all frozen or unreached)");
-  stats_["parameters_updated"] = updated;
+
+ private:
+  ir::Value* zeros_like(ir::Value* p, const char* suffix) {
+    return g_.add_parameter(g_.unique_value_name(p->name + suffix), Tensor(p->type), ir::Role::State);
+  }
+
+  // The update op's outputs are the new values of its state operands: the parameter (operand 0),
+  // then each operand from index 2 on except lr and step; an absent one gives an absent output.
+  void emit(ir::OpKind op, ir::Value* p, std::vector<ir::Value*> inputs, const Attrs& attrs) {
+    std::vector<ir::Value*> updated = {p};
+    for (size_t i = 2; i < inputs.size(); ++i)
+      if (inputs[i] != lr_ && inputs[i] != step_) updated.push_back(inputs[i]);
+    std::vector<std::string> names;
+    for (ir::Value* s : updated) names.push_back(s ? g_.unique_value_name(s->name + ".next") : "");
+    ir::Node* n = g_.add_node(op, std::move(inputs), attrs, names, p->name + ".update");
+    for (size_t i = 0; i < updated.size(); ++i)
+      if (updated[i]) accumulator_.update_state(n->outputs[i], updated[i]);
+  }
+
+  ir::Graph& g_;
+  const OptimizerOptions& options_;
+  GradientAccumulator& accumulator_;
+  ir::Value *lr_ = nullptr, *step_ = nullptr;
+};
+
+}  // namespace
+
+bool Optimizer::run(ir::Graph& g) {
+  const std::string& kind = options_.kind;
+  if (kind != "sgd" && kind != "adam" && kind != "adamw" && kind != "rmsprop")
+    throw Error(fmt::format("optimizer: unknown optimizer '{}' (sgd, adam, adamw, rmsprop)", kind));
+  for (const char* name : {kLearningRateInput, kStepInput})
+    if (g.find_value(name))
+      throw Error(
+          fmt::format("optimizer: the model already has a value named '{}', which dlc reserves", name));
+  std::vector<ir::Value*> params, grads;
+  for (ir::Value* p : g.initializers()) {
+    if (p->role != ir::Role::Parameter) continue;
+    if (ir::Value* grad = g.find_value(gradient_name(p->name))) {
+      params.push_back(p);
+      grads.push_back(grad);
+    }
+  }
+  if (params.empty()) throw Error("optimizer: no parameter has a gradient (all frozen or unreached)");
+
+  GradientAccumulator accumulator(g, options_.accumulate, kApplyInput);
+  for (size_t i = 0; i < params.size(); ++i) grads[i] = accumulator.accumulate(params[i], grads[i]);
+  if (options_.clip_norm != 0) grads = clip_grad_norm(g, grads, options_.clip_norm);
+  UpdateBuilder updates(g, options_, accumulator);
+  for (size_t i = 0; i < params.size(); ++i) updates.add(params[i], grads[i]);
+  stats_["parameters_updated"] = int64_t(params.size());
   return true;
 }
 

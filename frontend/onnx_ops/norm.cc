@@ -1,6 +1,7 @@
 // ONNX normalization, dropout and loss ops (opsets 7-18) onto the IR norm family. Dropout outside
 // training mode is the identity (with an all-true mask); training-mode flags and ratios given as
-// inputs must be compile-time constants.
+// inputs must be compile-time constants; a training-mode Dropout without a seed gets one of its
+// own.
 #include "frontend/onnx_ops/translators.h"
 #include "frontend/onnx_tensor.h"
 
@@ -14,6 +15,14 @@ double constant_scalar(ImportContext& ctx, int i, const char* what, double dflt)
   const Tensor& t = ctx.required_constant(i, what);
   if (t.type.numel() != 1) ctx.fail("input {} ({}) must be a scalar, got {}", i, what, t.type.str());
   return t.as_double()[0];
+}
+
+// The seed of a Dropout without one: an FNV-1a hash of its output's name, so that every Dropout
+// of a model draws its own masks, the same from one import to the next.
+int64_t default_seed(const std::string& output) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : output) h = (h ^ ch) * 1099511628211ull;
+  return int64_t(h >> 1);
 }
 
 // Binds the ONNX outputs of emit_multi's results (absent ones skipped).
@@ -93,7 +102,7 @@ void translate_dropout(ImportContext& ctx) {
   }
   Attrs attrs;
   attrs.set("ratio", ratio);
-  attrs.set("seed", ctx.attr_int("seed", 0));
+  attrs.set("seed", ctx.has_attr("seed") ? ctx.attr_int("seed", 0) : default_seed(ctx.node().output(0)));
   auto outs = ctx.emit_multi(ir::OpKind::Dropout, {x}, std::move(attrs), {true, ctx.has_output(1)});
   set_outputs(ctx, outs);
 }

@@ -6,6 +6,7 @@
 namespace dlc::frontend {
 
 #define DLC_ONNX_OP(onnx_name, translator) void translator(ImportContext& ctx);
+#include "frontend/onnx_ops/training.def"
 #include "frontend/onnx_ops/translators.def"
 #undef DLC_ONNX_OP
 

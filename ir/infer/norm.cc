@@ -93,6 +93,9 @@ void infer_Dropout(InferContext& ctx) {
   const TensorType& x = float_input(ctx, 0, "data");
   const double ratio = ctx.attrs().f("ratio", 0.5);
   if (!(ratio >= 0.0 && ratio < 1.0)) ctx.fail("ratio must be in [0, 1), got {}", ratio);
+  if (ctx.has_input(1) &&
+      (ctx.input(1).numel() != 1 || !(is_floating(ctx.input(1).dtype) || is_integer(ctx.input(1).dtype))))
+    ctx.fail("offset must be a numeric scalar, got {}", ctx.input(1).str());
   ctx.outputs[0] = x;
   if (ctx.num_outputs() > 1) ctx.outputs[1] = TensorType{DType::Bool, x.shape};
 }

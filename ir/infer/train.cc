@@ -66,4 +66,20 @@ void infer_AdamUpdate(InferContext& ctx) {
   ctx.outputs[0] = ctx.outputs[1] = ctx.outputs[2] = ctx.input(0);
 }
 
+void infer_RmspropUpdate(InferContext& ctx) {
+  same_type(ctx, 0, 1, "param and grad");
+  same_type(ctx, 0, 2, "param and square_avg");
+  const bool centered = ctx.attrs().i("centered", 0) != 0;
+  const bool momentum = ctx.attrs().f("momentum", 0) != 0;
+  scalar_f32(ctx, 3, "lr");
+  if (ctx.has_input(4) != centered)
+    ctx.fail("grad_avg must be given exactly when centered=1 (centered={})", int(centered));
+  if (ctx.has_input(5) != momentum)
+    ctx.fail("momentum_buffer must be given exactly when momentum != 0 (momentum={})",
+             ctx.attrs().f("momentum", 0));
+  if (centered) same_type(ctx, 0, 4, "param and grad_avg");
+  if (momentum) same_type(ctx, 0, 5, "param and momentum_buffer");
+  for (TensorType& out : ctx.outputs) out = ctx.input(0);
+}
+
 }  // namespace dlc::ir

@@ -41,10 +41,11 @@ DLC_PHILOX_FN Philox4x32Block philox4x32_10(Philox4x32Block counter, uint32_t ke
   return counter;
 }
 
-/// The block of stream `seed` at 128-bit counter `index` (high 64 bits zero).
-DLC_PHILOX_FN Philox4x32Block philox_block(uint64_t seed, uint64_t index) {
-  return philox4x32_10({{uint32_t(index), uint32_t(index >> 32), 0u, 0u}}, uint32_t(seed),
-                       uint32_t(seed >> 32));
+/// The block of stream `seed` at the 128-bit counter {index, offset} (offset: the high 64 bits,
+/// e.g. the training step, so that each offset draws an independent sequence).
+DLC_PHILOX_FN Philox4x32Block philox_block(uint64_t seed, uint64_t index, uint64_t offset = 0) {
+  return philox4x32_10({{uint32_t(index), uint32_t(index >> 32), uint32_t(offset), uint32_t(offset >> 32)}},
+                       uint32_t(seed), uint32_t(seed >> 32));
 }
 
 /// A uniform float in [0, 1) from the top 24 bits of one 32-bit draw.

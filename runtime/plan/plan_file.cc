@@ -3,32 +3,31 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "dlc/checked_shape.h"
 #include "dlc/error.h"
 #include "dlc/file_util.h"
 #include "dlc/session.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/plan/plan_values.h"
+#include "runtime/plan/step_arity.h"
 
 namespace dlc::plan {
 
-namespace {
-constexpr std::string_view kMagic = "DLCPLAN\n";
-}
-
 Plan read_plan_file(const std::string& path) {
   std::string bytes = read_file(path);
-  if (bytes.compare(0, kMagic.size(), kMagic) != 0)
+  if (bytes.compare(0, kPlanMagic.size(), kPlanMagic) != 0)
     throw Error(fmt::format("{}: not a dlc plan (bad magic)", path));
   Plan plan;
-  if (!plan.ParseFromArray(bytes.data() + kMagic.size(), int(bytes.size() - kMagic.size())))
+  if (!plan.ParseFromArray(bytes.data() + kPlanMagic.size(), int(bytes.size() - kPlanMagic.size())))
     throw Error(fmt::format("{}: corrupt plan (protobuf parse failed)", path));
   validate_plan(plan, path);
   return plan;
 }
 
 void write_plan_file(const Plan& plan, const std::string& path) {
-  std::string bytes(kMagic);
+  std::string bytes(kPlanMagic);
   if (!plan.AppendToString(&bytes)) throw Error(fmt::format("{}: cannot serialize plan", path));
   write_file_atomic(path, bytes);
 }
@@ -51,15 +50,20 @@ void validate_plan(const Plan& plan, const std::string& what) {
       if (b.init() >= plan.initial_values_size() || b.init() < -1)
         throw Error(fmt::format("{}: buffer '{}' has an invalid initial value", what, b.name()));
       if (b.init() >= 0) {
-        Tensor init = from_proto(plan.initial_values(b.init()), fmt::format("{}: initial value of '{}'", what, b.name()));
+        Tensor init = from_proto(plan.initial_values(b.init()),
+                                 fmt::format("{}: initial value of '{}'", what, b.name()));
         if (init.type != t)
           throw Error(fmt::format("{}: initial value of '{}' is {} but the buffer is {}", what, b.name(),
                                   init.type.str(), t.str()));
       }
     }
     for (const Step& step : st.steps()) {
-      if (!cpu::find_kernel(step.kernel()))
+      const std::optional<StepArity> arity = step_arity(step.kernel());
+      if (!cpu::find_kernel(step.kernel()) || !arity)
         throw Error(fmt::format("{}: step '{}' uses unknown kernel '{}'", what, step.name(), step.kernel()));
+      if (!arity->allows(step.inputs_size(), step.outputs_size()))
+        throw Error(fmt::format("{}: step '{}' gives kernel '{}' {} inputs and {} outputs", what, step.name(),
+                                step.kernel(), step.inputs_size(), step.outputs_size()));
       for (int32_t i : step.inputs())
         if (i < -1 || i >= st.buffers_size())
           throw Error(fmt::format("{}: step '{}' has an invalid input buffer", what, step.name()));

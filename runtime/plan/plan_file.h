@@ -2,10 +2,14 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "runtime/plan/plan.pb.h"
 
 namespace dlc::plan {
+
+/// The first bytes of every .dlcplan file; the serialized Plan follows.
+inline constexpr std::string_view kPlanMagic = "DLCPLAN\n";
 
 /// Parses and validates; throws dlc::Error naming the file (missing, corrupt, wrong version).
 Plan read_plan_file(const std::string& path);

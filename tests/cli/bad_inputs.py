@@ -16,9 +16,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from cli_harness import FailureChecker, make_model, write
+
 DLC = None
 VERBOSE = False
-failures = []
 
 
 def short_tensor(name, dims, values):
@@ -31,53 +32,9 @@ def short_tensor(name, dims, values):
     return t
 
 
-def make_model(path, nodes, inputs, outputs, initializers=(), opset=13):
-    graph = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
-        list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    with open(path, "wb") as f:
-        f.write(model.SerializeToString())
-    return path
-
-
-def write(path, data):
-    with open(path, "wb") as f:
-        f.write(data)
-    return path
-
-
 def save_npy(path, array):
     np.save(path, array)
     return path
-
-
-def check(name, args, must_name, out_dir=None):
-    """Runs dlc with `args`; the failure must be clean and its message must contain `must_name`."""
-    proc = subprocess.run([DLC] + args, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
-    stderr = proc.stderr.decode(errors="replace")
-    lines = stderr.splitlines()
-    problems = []
-    if proc.returncode < 0:
-        problems.append(f"killed by signal {-proc.returncode}")
-    elif proc.returncode == 0:
-        problems.append("exited 0")
-    elif proc.returncode != 1:
-        problems.append(f"exit status {proc.returncode} (sanitizer report or crash?)")
-    if len(lines) != 1 or not lines[0].startswith("error: "):
-        problems.append(f"stderr is not one 'error: ' line: {stderr!r}")
-    elif must_name not in lines[0]:
-        problems.append(f"message does not name {must_name!r}: {lines[0]!r}")
-    if out_dir is not None and os.path.isdir(out_dir) and os.listdir(out_dir):
-        problems.append(f"left files behind in {out_dir}: {sorted(os.listdir(out_dir))}")
-    if problems:
-        failures.append(name)
-        print(f"FAIL {name}: {'; '.join(problems)}\n     command: dlc {' '.join(args)}")
-    elif VERBOSE:
-        print(f"ok   {name}: {lines[0]}")
 
 
 def main():
@@ -87,6 +44,8 @@ def main():
         return 2
     DLC = os.path.abspath(sys.argv[1])
     VERBOSE = "-v" in sys.argv[2:]
+    checker = FailureChecker(DLC, VERBOSE)
+    check = checker.check
 
     with tempfile.TemporaryDirectory(prefix="dlc_cli_") as tmp:
         p = lambda name: os.path.join(tmp, name)
@@ -105,8 +64,7 @@ def main():
         proc = subprocess.run([DLC, "run", good, *good_inputs, "--output-dir", out],
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
         if proc.returncode != 0 or not os.path.exists(os.path.join(out, "z.npy")):
-            failures.append("good_model_runs")
-            print(f"FAIL good_model_runs: exit {proc.returncode}: {proc.stderr.decode(errors='replace')}")
+            checker.fail("good_model_runs", f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')}")
 
         model_bytes = open(good, "rb").read()
         rng = random.Random(1234)
@@ -199,11 +157,7 @@ def main():
             out_dir = p(f"out_{name}")
             check(f"run_{name}", ["run", plan, *good_inputs, "--output-dir", out_dir], must_name, out_dir)
 
-    if failures:
-        print(f"{len(failures)} bad-input case(s) failed: {' '.join(failures)}")
-        return 1
-    print("all bad-input cases fail cleanly")
-    return 0
+    return checker.summary("bad-input")
 
 
 if __name__ == "__main__":

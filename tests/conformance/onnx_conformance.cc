@@ -24,13 +24,14 @@ using namespace dlc;
 
 namespace {
 
-// The training op set of the foundation issue, as ONNX op types.
+// The training op set of the foundation issue, as ONNX op types (Gradient: the
+// ai.onnx.preview.training op, differentiated by autodiff).
 const std::set<std::string> kOpSet = {
     "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh",
     "AveragePool", "BatchNormalization", "Cast", "Ceil", "Celu", "Clip", "Concat", "Constant",
     "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "CumSum", "Div", "Dropout", "Einsum",
     "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements",
-    "GatherND", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual",
+    "GatherND", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Gradient", "Greater", "GreaterOrEqual",
     "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "LayerNormalization",
     "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean",
     "Min", "Mish", "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "Not", "Or", "Pad", "Pow",

@@ -1,12 +1,16 @@
-// `dlc train MODEL.onnx --data DATA.npz [options]`: compiles a training plan and trains it.
+// `dlc train MODEL.onnx|PLAN.dlcplan --data DATA.npz [options]`: compiles a training plan (or
+// reads one made by `dlc compile --train`) and trains it.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 
+#include "dlc/error.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/model_options.h"
+#include "tools/dlc/training_options.h"
 #include "tools/driver/trainer.h"
+#include "tools/driver/training_plan.h"
 
 namespace dlc::tool {
 
@@ -15,29 +19,51 @@ namespace {
 struct TrainArgs {
   std::string model;
   ModelOptions model_options;
-  driver::TrainCompileOptions compile;
+  TrainingCompileFlags compile;
   driver::TrainOptions train;
 };
 
+// A progress bar on a terminal; a line every 100 steps otherwise.
+void print_progress(bool tty, int64_t step, int64_t total, double loss, double sps) {
+  if (tty) {
+    const int width = 30, done = int(width * step / std::max<int64_t>(total, 1));
+    std::printf("\r[%s%s] step %lld/%lld  loss %.4f  %.0f samples/s ", std::string(size_t(done), '#').c_str(),
+                std::string(size_t(width - done), ' ').c_str(), (long long)step, (long long)total, loss, sps);
+    if (step == total) std::printf("\n");
+    std::fflush(stdout);
+  } else if (step == 1 || step % 100 == 0 || step == total) {
+    std::printf("step %lld/%lld loss %.6f samples/s %.1f\n", (long long)step, (long long)total, loss, sps);
+  }
+}
+
+driver::TrainReport train_plan_file(TrainArgs& args) {
+  if (const CLI::Option* o = args.compile.first_given())
+    throw Error(fmt::format("{}: {} applies when compiling a model, and this is a compiled plan", args.model,
+                            o->get_name()));
+  if (!args.model_options.shapes.empty())
+    throw Error(
+        fmt::format("{}: --shape applies when compiling a model, and this is a compiled plan", args.model));
+  return driver::train_plan(driver::read_training_plan(args.model), args.model, args.train);
+}
+
 void run_train(TrainArgs& args) {
-  args.model_options.apply(args.compile.compile);
-  if (args.model_options.batch > 0) args.train.batch = args.model_options.batch;
+  args.train.batch = args.model_options.batch;
   const bool tty = isatty(fileno(stdout));
   args.train.on_step = [tty](int64_t step, int64_t total, double loss, double sps) {
-    if (tty) {
-      const int width = 30, done = int(width * step / std::max<int64_t>(total, 1));
-      std::printf("\r[%s%s] step %lld/%lld  loss %.4f  %.0f samples/s ",
-                  std::string(size_t(done), '#').c_str(), std::string(size_t(width - done), ' ').c_str(),
-                  (long long)step, (long long)total, loss, sps);
-      if (step == total) std::printf("\n");
-      std::fflush(stdout);
-    } else if (step == 1 || step % 100 == 0 || step == total) {
-      std::printf("step %lld/%lld loss %.6f samples/s %.1f\n", (long long)step, (long long)total, loss, sps);
-    }
+    print_progress(tty, step, total, loss, sps);
   };
-  driver::TrainReport r = driver::train(args.model, args.compile, args.train);
+  driver::TrainReport r;
+  if (driver::is_plan_path(args.model)) {
+    r = train_plan_file(args);
+  } else {
+    args.model_options.apply(args.compile.options.compile);
+    r = driver::train(args.model, args.compile.options, args.train);
+  }
   std::printf("trained %lld steps in %.2f s: %.1f samples/s, last loss %.6f\n", (long long)r.steps,
               r.train_seconds, r.samples_per_s, r.last_loss);
+  if (!args.train.save.empty())
+    std::printf("checkpoint at step %lld written to %s\n", (long long)(r.first_step + r.steps),
+                args.train.save.c_str());
   if (!args.train.export_path.empty())
     std::printf("trained model written to %s\n", args.train.export_path.c_str());
   if (r.eval_accuracy)
@@ -49,32 +75,32 @@ void run_train(TrainArgs& args) {
 
 Action add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
-  CLI::App* cmd = app.add_subcommand("train", "Train an ONNX model on .npz data");
-  cmd->add_option("model", args->model, "MODEL.onnx")->required();
+  CLI::App* cmd = app.add_subcommand("train", "Train an ONNX model or a training plan on .npz data");
+  cmd->add_option("model", args->model, "MODEL.onnx, or PLAN.dlcplan from `dlc compile --train`")->required();
   args->model_options.add_to(cmd);
-  auto& t = args->train;
-  auto& c = args->compile;
+  args->compile.add_to(cmd);
+  driver::TrainOptions& t = args->train;
+  driver::LrScheduleOptions& s = t.schedule;
   cmd->add_option("--data", t.data, ".npz with one array per model input plus the label")->required();
   cmd->add_option("--eval", t.eval_data, ".npz to report loss and accuracy on after training");
   cmd->add_option("--epochs", t.epochs, "passes over the data (default 1)");
-  cmd->add_option("--steps", t.steps, "stop after N steps (overrides --epochs)");
+  cmd->add_option("--steps", t.steps, "train until N optimizer steps in all, resumed ones included");
   cmd->add_flag("--shuffle", t.shuffle, "shuffle the rows every epoch");
   cmd->add_option("--seed", t.seed, "seed of the shuffle");
+  cmd->add_option("--lr", s.lr, "learning rate, the peak of a schedule (default 0.01)");
+  cmd->add_option("--lr-schedule", s.kind, "constant | cosine | step | linear (default constant)");
+  cmd->add_option("--warmup-steps", s.warmup_steps, "raise the learning rate linearly from 0 over N steps");
+  cmd->add_option("--step-size", s.step_size, "step schedule: multiply by --gamma every N steps");
+  cmd->add_option("--gamma", s.gamma, "step schedule: the factor (default 0.1)");
+  cmd->add_option("--min-lr", s.min_lr, "cosine/linear: the final learning rate (default 0)");
+  cmd->add_option("--schedule-steps", s.total_steps,
+                  "cosine/linear: decay over N steps (default: the run's total steps)");
+  cmd->add_option("--save", t.save, "write a checkpoint to FILE at the end (and every --save-every steps)");
+  cmd->add_option("--save-every", t.save_every, "also write the checkpoint every N steps");
+  cmd->add_option("--resume", t.resume, "continue from a checkpoint written by --save");
   cmd->add_option("--log", t.log, "write one JSON object per step to FILE.jsonl");
   cmd->add_option("--export", t.export_path, "write the trained model to OUT.onnx");
   cmd->add_option("--threads", t.threads, "CPU threads (default: all cores)");
-  cmd->add_option("--lr", t.lr, "learning rate (default 0.01)");
-  cmd->add_option("--loss", c.loss.kind, "cross_entropy | mse | l1 | output (default cross_entropy)");
-  cmd->add_option("--output", c.loss.output, "the model output the loss applies to (default: the first)");
-  cmd->add_option("--label", c.loss.label, "name of the label array (default: label)");
-  cmd->add_option("--optimizer", c.optimizer.kind, "sgd | adam | adamw (default sgd)");
-  cmd->add_option("--momentum", c.optimizer.momentum, "SGD momentum (default 0)");
-  cmd->add_flag("--nesterov", c.optimizer.nesterov, "Nesterov momentum");
-  cmd->add_option("--weight-decay", c.optimizer.weight_decay, "weight decay (default 0)");
-  cmd->add_option("--beta1", c.optimizer.beta1, "Adam beta1 (default 0.9)");
-  cmd->add_option("--beta2", c.optimizer.beta2, "Adam beta2 (default 0.999)");
-  cmd->add_option("--eps", c.optimizer.eps, "Adam epsilon (default 1e-8)");
-  cmd->add_option("--freeze", c.freeze, "regex of parameter names to keep fixed");
   return [args] { run_train(*args); };
 }
 

@@ -14,5 +14,6 @@ Action add_run_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
 Action add_inspect_command(CLI::App& app);
 Action add_opt_command(CLI::App& app);
+Action add_export_command(CLI::App& app);
 
 }  // namespace dlc::tool

@@ -1,4 +1,4 @@
-// dlc: compile ONNX models into training plans, train them, run them, inspect them.
+// dlc: compile ONNX models into training plans, train them, run them, inspect them, export them.
 #include <cstdio>
 #include <map>
 
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add(dlc::tool::add_run_command);
   add(dlc::tool::add_inspect_command);
   add(dlc::tool::add_opt_command);
+  add(dlc::tool::add_export_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

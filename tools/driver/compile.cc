@@ -1,21 +1,45 @@
 // The compile pipeline.
 #include "tools/driver/compile.h"
 
+#include <onnx/onnx_pb.h>
+
 #include "codegen/cpu_evaluator.h"
 #include "codegen/lower.h"
 #include "ir/verifier.h"
 #include "passes/dce.h"
+#include "passes/expand_gradients.h"
 
 namespace dlc::driver {
 
-std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options) {
+namespace {
+
+// Imports with the constant evaluator of the CPU kernels, expands Gradient nodes, then removes
+// dead code.
+template <typename Import>
+std::unique_ptr<ir::Graph> import_with(CompileOptions options, Import&& import) {
   codegen::CpuEvaluator evaluator;
   options.import.evaluator = &evaluator;
-  std::unique_ptr<ir::Graph> graph = frontend::import_onnx_file(model_path, options.import);
+  std::unique_ptr<ir::Graph> graph = import(options.import);
+  passes::ExpandGradients().run(*graph);
   passes::DeadCodeElimination dce;
   dce.run(*graph);
   ir::verify(*graph);
   return graph;
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options) {
+  return import_with(std::move(options), [&](const frontend::ImportOptions& import) {
+    return frontend::import_onnx_file(model_path, import);
+  });
+}
+
+std::unique_ptr<ir::Graph> import_and_optimize_bytes(const std::string& model_bytes, const std::string& what,
+                                                     CompileOptions options) {
+  return import_with(std::move(options), [&](const frontend::ImportOptions& import) {
+    return frontend::import_onnx_model(frontend::parse_onnx_model(model_bytes, what), "", import, what);
+  });
 }
 
 Compiled compile_model(const std::string& model_path, CompileOptions options) {

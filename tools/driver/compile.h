@@ -23,6 +23,9 @@ struct Compiled {
 
 /// Imports `model_path` and runs the inference pipeline; throws dlc::Error.
 std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options);
+/// Same for a serialized standalone model (no external data) named `what` in messages.
+std::unique_ptr<ir::Graph> import_and_optimize_bytes(const std::string& model_bytes, const std::string& what,
+                                                     CompileOptions options);
 /// import_and_optimize followed by lowering.
 Compiled compile_model(const std::string& model_path, CompileOptions options);
 

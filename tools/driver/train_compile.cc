@@ -2,6 +2,7 @@
 #include "tools/driver/train_compile.h"
 
 #include "codegen/lower.h"
+#include "frontend/onnx_export.h"
 #include "ir/verifier.h"
 #include "passes/autodiff.h"
 #include "passes/dce.h"
@@ -9,8 +10,9 @@
 
 namespace dlc::driver {
 
-std::unique_ptr<ir::Graph> build_training_graph(const std::string& model_path, TrainCompileOptions options) {
-  std::unique_ptr<ir::Graph> g = import_and_optimize(model_path, options.compile);
+namespace {
+
+void run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
   passes::TrainingMode training_mode;
   passes::Loss loss(options.loss);
   passes::Autodiff autodiff(options.freeze);
@@ -18,17 +20,50 @@ std::unique_ptr<ir::Graph> build_training_graph(const std::string& model_path, T
   passes::DeadCodeElimination dce;
   for (passes::Pass* p :
        std::initializer_list<passes::Pass*>{&training_mode, &loss, &autodiff, &optimizer, &dce}) {
-    p->run(*g);
-    ir::verify(*g);
+    p->run(g);
+    ir::verify(g);
   }
+}
+
+// The leading dimension of the first data input (the rows of one micro-batch).
+int64_t batch_of(const ir::Graph& g) {
+  for (const ir::Value* v : g.inputs())
+    if (!is_runtime_scalar(v->name) && !v->type.shape.empty()) return v->type.shape[0];
+  return 0;
+}
+
+}  // namespace
+
+bool is_runtime_scalar(const std::string& input_name) {
+  return input_name == passes::kLearningRateInput || input_name == passes::kStepInput ||
+         input_name == passes::kApplyInput;
+}
+
+std::unique_ptr<ir::Graph> build_training_graph(const std::string& model_path, TrainCompileOptions options) {
+  std::unique_ptr<ir::Graph> g = import_and_optimize(model_path, options.compile);
+  run_training_passes(*g, options);
   return g;
 }
 
 Compiled compile_training(const std::string& model_path, TrainCompileOptions options) {
+  // The plan keeps the very bytes it was compiled from, so export and evaluation need no file.
+  std::string model = frontend::read_standalone_onnx(model_path);
   Compiled c;
-  std::string device = options.compile.device;
-  c.graph = build_training_graph(model_path, std::move(options));
-  c.plan = codegen::lower_to_plan(*c.graph, {device});
+  c.graph = import_and_optimize_bytes(model, model_path, options.compile);
+  run_training_passes(*c.graph, options);
+  c.plan = codegen::lower_to_plan(*c.graph, {options.compile.device});
+  plan::TrainingInfo* info = c.plan.mutable_training();
+  info->set_source_model(std::move(model));
+  info->set_source_name(model_path);
+  info->set_batch(batch_of(*c.graph));
+  info->set_micro_steps(options.optimizer.accumulate);
+  info->set_label(options.loss.label);
+  info->set_device(options.compile.device);
+  for (const auto& [name, dims] : options.compile.import.shapes) {
+    plan::NamedShape* s = info->add_input_shapes();
+    s->set_name(name);
+    for (int64_t d : dims) s->add_dims(d);
+  }
   return c;
 }
 

@@ -1,6 +1,7 @@
 // The training compile pipeline: ONNX forward graph -> training mode -> loss -> autodiff ->
 // optimizer -> DCE -> plan. The plan's inputs are the model's inputs, the label, and the
-// runtime scalars "lr" and "step".
+// runtime scalars "lr", "step" (and "apply" with gradient accumulation); plan.training()
+// carries what the trainer and `dlc export` need (the model, batch, micro-steps, label).
 #pragma once
 
 #include "passes/loss.h"
@@ -9,6 +10,9 @@
 
 namespace dlc::driver {
 
+/// The batch of a training run when neither the options nor the model fix one.
+inline constexpr int64_t kDefaultBatch = 32;
+
 struct TrainCompileOptions {
   CompileOptions compile;
   passes::LossOptions loss;
@@ -16,7 +20,11 @@ struct TrainCompileOptions {
   std::string freeze;  // regex of parameter names that get no gradient
 };
 
+/// Whether a plan input is one of the scalars the trainer feeds rather than data.
+bool is_runtime_scalar(const std::string& input_name);
+
 std::unique_ptr<ir::Graph> build_training_graph(const std::string& model_path, TrainCompileOptions options);
+/// Compiles a training plan with its TrainingInfo filled; throws dlc::Error.
 Compiled compile_training(const std::string& model_path, TrainCompileOptions options);
 
 }  // namespace dlc::driver

@@ -3,20 +3,22 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <numeric>
-#include <random>
 
 #include <nlohmann/json.hpp>
 
 #include "dlc/error.h"
-#include "dlc/npy.h"
+#include "dlc/session.h"
 #include "frontend/onnx_export.h"
 #include "passes/optimizer.h"
+#include "tools/driver/batch_prefetcher.h"
+#include "tools/driver/batch_sampler.h"
+#include "tools/driver/checkpoint.h"
+#include "tools/driver/evaluate.h"
+#include "tools/driver/training_plan.h"
 
 namespace dlc::driver {
 
@@ -24,157 +26,227 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Arrays of a data file, checked against the session's inputs (all but the runtime scalars).
-struct Dataset {
-  std::map<std::string, Tensor> arrays;
-  int64_t rows = 0;
-};
-
-bool is_runtime_scalar(const std::string& name) {
-  return name == passes::kLearningRateInput || name == passes::kStepInput;
-}
-
-Dataset load_dataset(const std::string& path, const Session& session, int64_t batch) {
-  Dataset d;
-  std::map<std::string, Tensor> all = read_npz(path);
-  for (const auto& sig : session.inputs()) {
-    if (is_runtime_scalar(sig.name)) continue;
-    auto it = all.find(sig.name);
-    if (it == all.end())
-      throw Error(fmt::format("{}: no array named '{}' (the model needs {} per batch)", path, sig.name,
-                              sig.type.str()));
-    const Tensor& t = it->second;
-    Shape row(sig.type.shape.begin() + 1, sig.type.shape.end());
-    Shape have(t.type.shape.begin() + (t.type.shape.empty() ? 0 : 1), t.type.shape.end());
-    if (t.type.dtype != sig.type.dtype || t.type.shape.empty() || have != row)
-      throw Error(fmt::format("{}: array '{}' is {}, but the model needs {} rows of {}{}", path, sig.name,
-                              t.type.str(), dtype_name(sig.type.dtype), dtype_name(sig.type.dtype),
-                              shape_str(row)));
-    if (d.rows && t.type.shape[0] != d.rows)
-      throw Error(
-          fmt::format("{}: array '{}' has {} rows, others have {}", path, sig.name, t.type.shape[0], d.rows));
-    d.rows = t.type.shape[0];
-    d.arrays[sig.name] = std::move(it->second);
-  }
-  if (d.rows < batch)
-    throw Error(fmt::format("{}: {} rows is fewer than one batch of {}", path, d.rows, batch));
-  return d;
-}
-
-// Rows order[first … first+batch) of an array whose leading dimension is the row.
-Tensor take_rows(const Tensor& array, const std::vector<int64_t>& order, int64_t first, int64_t batch) {
-  const size_t row_bytes = array.bytes.size() / size_t(array.type.shape[0]);
-  Shape shape = array.type.shape;
-  shape[0] = batch;
-  Tensor t(TensorType{array.type.dtype, shape});
-  for (int64_t r = 0; r < batch; ++r)
-    copy_bytes(t.bytes.data() + size_t(r) * row_bytes,
-                array.bytes.data() + size_t(order[first + r]) * row_bytes, row_bytes);
+Tensor bool_scalar(bool v) {
+  Tensor t(TensorType{DType::Bool, {}});
+  t.bytes[0] = v ? 1 : 0;
   return t;
 }
 
-void feed_batch(Session& session, const Dataset& d, const std::vector<int64_t>& order, int64_t first,
-                int64_t batch) {
-  for (const auto& [name, array] : d.arrays) session.set_input(name, take_rows(array, order, first, batch));
+// The plan's inputs that come from the data (not the runtime scalars).
+std::vector<Session::Signature> data_inputs(const Session& session) {
+  std::vector<Session::Signature> inputs;
+  for (const Session::Signature& sig : session.inputs())
+    if (!is_runtime_scalar(sig.name)) inputs.push_back(sig);
+  return inputs;
 }
 
-Tensor scalar(float v) { return Tensor::scalar_f32(v); }
+bool has_input(const Session& session, const std::string& name) {
+  for (const Session::Signature& sig : session.inputs())
+    if (sig.name == name) return true;
+  return false;
+}
 
-// Mean cross-entropy and accuracy of logits [B, C] against class labels [B].
-void score(const Tensor& logits, const Tensor& labels, double* loss_sum, int64_t* correct) {
-  const int64_t b = logits.type.shape[0], c = logits.type.numel() / std::max<int64_t>(b, 1);
-  const float* x = logits.data<float>();
-  std::vector<int64_t> y = labels.as_int64();
-  for (int64_t i = 0; i < b; ++i) {
-    if (y[i] < 0 || y[i] >= c) throw Error(fmt::format("eval label {} is outside [0, {})", y[i], c));
-    const float* row = x + i * c;
-    const int64_t best = std::max_element(row, row + c) - row;
-    double sum = 0;
-    for (int64_t j = 0; j < c; ++j) sum += std::exp(double(row[j] - row[best]));
-    *loss_sum += std::log(sum) - double(row[y[i]] - row[best]);
-    *correct += best == y[i];
+std::map<std::string, Tensor> read_all_state(const Session& session) {
+  std::map<std::string, Tensor> state;
+  for (const std::string& name : session.state_names()) state[name] = session.read_state(name);
+  return state;
+}
+
+// What stays fixed over one run: the plan's identity, the schedule, the shape of the loop.
+struct RunLayout {
+  int64_t micro_steps = 1;        // micro-batches per optimizer step
+  int64_t batches_per_epoch = 0;  // micro-batches
+  std::string fingerprint;
+  std::string schedule;
+};
+
+TrainingCheckpoint make_checkpoint(const Session& session, const BatchSampler& sampler,
+                                   const RunLayout& layout, int64_t steps_done) {
+  TrainingCheckpoint c;
+  c.state = read_all_state(session);
+  c.step = steps_done;
+  c.micro_step = steps_done * layout.micro_steps;
+  c.epoch = c.micro_step / layout.batches_per_epoch;
+  c.sampler = sampler.state();
+  c.plan_fingerprint = layout.fingerprint;
+  c.lr_schedule = layout.schedule;
+  return c;
+}
+
+// Loads `path` into the session and the sampler; returns the optimizer steps it had done.
+int64_t resume_from(const std::string& path, Session& session, BatchSampler& sampler,
+                    const RunLayout& layout) {
+  TrainingCheckpoint c = read_checkpoint(path);
+  if (c.plan_fingerprint != layout.fingerprint)
+    throw Error(
+        fmt::format("{}: the checkpoint belongs to another plan (fingerprint {}, this run's {}); resume "
+                    "with the model and training options it was made with",
+                    path, c.plan_fingerprint, layout.fingerprint));
+  if (c.lr_schedule != layout.schedule)
+    throw Error(
+        fmt::format("{}: the checkpoint was made with the learning-rate schedule '{}', this run's is '{}'",
+                    path, c.lr_schedule, layout.schedule));
+  if (c.micro_step != c.step * layout.micro_steps)
+    throw Error(fmt::format("{}: corrupt checkpoint (micro-step {} at step {})", path, c.micro_step, c.step));
+  try {
+    sampler.restore(c.sampler);
+    for (const std::string& name : session.state_names()) {
+      auto it = c.state.find(name);
+      if (it == c.state.end()) throw Error(fmt::format("no state '{}'", name));
+      session.write_state(name, it->second);
+    }
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
   }
+  return c.step;
+}
+
+// Runs the micro-batches of optimizer steps: feeds each prefetched batch, asks for the next
+// one, sets the runtime scalars and runs the plan.
+class StepRunner {
+ public:
+  StepRunner(Session& session, BatchSampler& sampler, BatchPrefetcher& prefetcher, int64_t micro_steps,
+             int64_t total_micro_batches)
+      : session_(session),
+        sampler_(sampler),
+        prefetcher_(prefetcher),
+        micro_steps_(micro_steps),
+        total_micro_batches_(total_micro_batches),
+        loss_name_(session.outputs().at(0).name),
+        feeds_step_(has_input(session, passes::kStepInput)),
+        feeds_apply_(has_input(session, passes::kApplyInput)) {}
+
+  /// Starts gathering the first micro-batch of optimizer step `step` (0-based).
+  void start_at(int64_t step) {
+    if (step * micro_steps_ < total_micro_batches_) prefetcher_.request(sampler_.draw(step * micro_steps_));
+  }
+
+  /// Runs optimizer step `step` (0-based) with learning rate `lr`; returns the mean loss of its
+  /// micro-batches.
+  double run(int64_t step, double lr) {
+    double loss_sum = 0;
+    for (int64_t k = 0; k < micro_steps_; ++k) {
+      for (const auto& [name, t] : prefetcher_.take()) session_.set_input(name, t);
+      const int64_t next = step * micro_steps_ + k + 1;
+      if (next < total_micro_batches_) prefetcher_.request(sampler_.draw(next));
+      session_.set_input(passes::kLearningRateInput, Tensor::scalar_f32(float(lr)));
+      if (feeds_step_) session_.set_input(passes::kStepInput, Tensor::scalar_f32(float(step + 1)));
+      if (feeds_apply_) session_.set_input(passes::kApplyInput, bool_scalar(k == micro_steps_ - 1));
+      session_.run();
+      loss_sum += session_.output(loss_name_).as_double()[0];
+    }
+    return loss_sum / double(micro_steps_);
+  }
+
+ private:
+  Session& session_;
+  BatchSampler& sampler_;
+  BatchPrefetcher& prefetcher_;
+  const int64_t micro_steps_, total_micro_batches_;
+  const std::string loss_name_;
+  const bool feeds_step_, feeds_apply_;
+};
+
+// A checkpoint path whose folder does not exist would fail only at the first save: fail now.
+void check_writable_folder(const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder))
+    throw Error(fmt::format("{}: the folder {} does not exist", path, folder.string()));
+}
+
+void check_batch(int64_t requested, int64_t planned, const std::string& what) {
+  if (requested < 0) throw Error("--batch must be positive");
+  if (requested > 0 && requested != planned)
+    throw Error(fmt::format("{}: --batch {} does not match the batch of {} it was compiled for", what,
+                            requested, planned));
 }
 
 }  // namespace
 
 TrainReport train(const std::string& model_path, TrainCompileOptions compile, const TrainOptions& options) {
-  if (options.batch <= 0) throw Error("--batch must be positive");
-  compile.compile.import.batch = options.batch;
+  compile.compile.import.batch = options.batch > 0 ? options.batch : kDefaultBatch;
   Compiled c = compile_training(model_path, compile);
-  auto session = Session::create(c.plan, {options.threads});
-  Dataset data = load_dataset(options.data, *session, options.batch);
+  if (options.batch > 0 && c.plan.training().batch() != options.batch)
+    throw Error(fmt::format("{}: the model fixes its batch at {}; --batch {} does not apply", model_path,
+                            c.plan.training().batch(), options.batch));
+  return train_plan(c.plan, model_path, options);
+}
 
-  const int64_t per_epoch = data.rows / options.batch;  // the last partial batch is dropped
-  const int64_t total = options.steps > 0 ? options.steps : per_epoch * options.epochs;
-  std::vector<int64_t> order(size_t(data.rows));
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(options.seed);
+TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, const TrainOptions& options) {
+  const plan::TrainingInfo& info = plan.training();
+  check_batch(options.batch, info.batch(), plan_name);
+  const int64_t batch = info.batch();
+  auto session = Session::create(plan, {options.threads});
+  Dataset data = load_dataset(options.data, data_inputs(*session), batch);
+  BatchSampler sampler(data.rows, batch, options.shuffle, options.seed);
+
+  RunLayout layout;
+  layout.micro_steps = info.micro_steps();
+  layout.batches_per_epoch = sampler.batches_per_epoch();
+  layout.fingerprint = plan_fingerprint(plan);
+  const int64_t total =
+      options.steps > 0 ? options.steps : layout.batches_per_epoch * options.epochs / layout.micro_steps;
+  if (total <= 0)
+    throw Error(fmt::format("{}: {} epoch(s) of {} batches make no optimizer step of {} micro-batches",
+                            options.data, options.epochs, layout.batches_per_epoch, layout.micro_steps));
+  LrScheduleOptions schedule_options = options.schedule;
+  if (schedule_options.total_steps == 0) schedule_options.total_steps = total;
+  const LrSchedule schedule(schedule_options);
+  layout.schedule = schedule.describe();
+
+  if (!options.save.empty()) check_writable_folder(options.save);
+  TrainReport report;
+  if (!options.resume.empty()) report.first_step = resume_from(options.resume, *session, sampler, layout);
+  if (report.first_step > total)
+    throw Error(fmt::format("{}: the checkpoint is at step {}, past the {} steps of this run", options.resume,
+                            report.first_step, total));
   std::ofstream log;
   if (!options.log.empty()) {
-    log.open(options.log);
+    log.open(options.log, options.resume.empty() ? std::ios::trunc : std::ios::app);
     if (!log) throw Error(fmt::format("{}: cannot write the log", options.log));
   }
-  const std::string loss_name = session->outputs().at(0).name;
-  TrainReport report;
+  auto save = [&](int64_t steps_done) {
+    write_checkpoint(options.save, make_checkpoint(*session, sampler, layout, steps_done));
+  };
+
+  BatchPrefetcher prefetcher(data);
+  StepRunner runner(*session, sampler, prefetcher, layout.micro_steps, total * layout.micro_steps);
+  runner.start_at(report.first_step);
   const auto start = Clock::now();
-  for (int64_t step = 0; step < total; ++step) {
-    const int64_t in_epoch = step % per_epoch;
-    if (in_epoch == 0 && options.shuffle) std::shuffle(order.begin(), order.end(), rng);
+  for (int64_t step = report.first_step; step < total; ++step) {
     const auto t0 = Clock::now();
-    feed_batch(*session, data, order, in_epoch * options.batch, options.batch);
-    session->set_input(passes::kLearningRateInput, scalar(float(options.lr)));
-    session->set_input(passes::kStepInput, scalar(float(step + 1)));
-    session->run();
-    report.last_loss = session->output(loss_name).as_double()[0];
+    const double lr = schedule.at(step);
+    report.last_loss = runner.run(step, lr);
     if (!std::isfinite(report.last_loss))
       throw Error(fmt::format("step {}: the loss is {}; lower --lr", step + 1, report.last_loss));
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double sps = double(options.batch) / dt;
+    const double sps = double(batch * layout.micro_steps) / dt;
     if (log)
       log << nlohmann::json{{"step", step + 1},
                             {"loss", report.last_loss},
-                            {"lr", options.lr},
+                            {"lr", lr},
                             {"samples_per_s", sps}}
                  .dump()
           << "\n";
     if (options.on_step) options.on_step(step + 1, total, report.last_loss, sps);
+    if (!options.save.empty() && options.save_every > 0 && (step + 1) % options.save_every == 0 &&
+        step + 1 < total)
+      save(step + 1);
   }
-  report.steps = total;
+  report.steps = total - report.first_step;
   report.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  report.samples_per_s = report.train_seconds > 0 ? double(total * options.batch) / report.train_seconds : 0;
+  report.samples_per_s =
+      report.train_seconds > 0 ? double(report.steps * batch * layout.micro_steps) / report.train_seconds : 0;
+  if (!options.save.empty()) save(total);
 
-  if (!options.export_path.empty()) {
-    std::map<std::string, Tensor> trained;
-    for (const std::string& name : session->state_names()) trained[name] = session->read_state(name);
-    frontend::export_trained_onnx(model_path, trained, options.export_path);
-  }
+  if (!options.export_path.empty())
+    frontend::export_trained_onnx_bytes(info.source_model(), info.source_name(), read_all_state(*session),
+                                        options.export_path);
   if (!options.eval_data.empty()) {
-    Compiled inference = compile_model(model_path, compile.compile);
-    auto eval = Session::create(inference.plan, {options.threads});
-    for (const std::string& name : eval->state_names()) eval->write_state(name, session->read_state(name));
-    // Labels are not an input of the inference plan: read them beside the inputs.
-    Dataset eval_data = load_dataset(options.eval_data, *eval, options.batch);
-    std::map<std::string, Tensor> all = read_npz(options.eval_data);
-    auto label = all.find(compile.loss.label);
-    if (label == all.end() || label->second.type.shape.empty() ||
-        label->second.type.shape[0] != eval_data.rows)
-      throw Error(fmt::format("{}: needs an array '{}' of {} labels", options.eval_data, compile.loss.label,
-                              eval_data.rows));
-    const int64_t batches = eval_data.rows / options.batch;
-    double loss_sum = 0;
-    int64_t correct = 0;
-    std::vector<int64_t> sequential(size_t(eval_data.rows));
-    std::iota(sequential.begin(), sequential.end(), 0);
-    for (int64_t b = 0; b < batches; ++b) {
-      feed_batch(*eval, eval_data, sequential, b * options.batch, options.batch);
-      eval->run();
-      score(eval->output(eval->outputs().at(0).name),
-            take_rows(label->second, sequential, b * options.batch, options.batch), &loss_sum, &correct);
-    }
-    report.eval_samples = batches * options.batch;
-    report.eval_loss = loss_sum / double(report.eval_samples);
-    report.eval_accuracy = double(correct) / double(report.eval_samples);
+    EvalReport eval = evaluate(info, *session, options.eval_data, options.threads);
+    report.eval_loss = eval.loss;
+    report.eval_accuracy = eval.accuracy;
+    report.eval_samples = eval.samples;
   }
   return report;
 }

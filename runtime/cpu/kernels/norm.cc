@@ -8,40 +8,12 @@
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/moments.h"
 #include "runtime/cpu/philox.h"
 
 namespace dlc::cpu {
 
 namespace {
-
-// Mean and biased variance, accumulated in double over contiguous segments of values shifted by
-// the first value seen (which keeps the one-pass variance accurate when |mean| >> stddev).
-struct Moments {
-  double shift = 0, sum = 0, sum_sq = 0;
-  int64_t count = 0;
-
-  template <typename T>
-  void add(const T* p, int64_t n) {
-    if (n <= 0) return;
-    if (count == 0) shift = double(p[0]);
-    double s = 0, ss = 0;
-#pragma omp simd reduction(+ : s, ss)
-    for (int64_t i = 0; i < n; ++i) {
-      const double d = double(p[i]) - shift;
-      s += d;
-      ss += d * d;
-    }
-    sum += s;
-    sum_sq += ss;
-    count += n;
-  }
-  double mean() const { return count ? shift + sum / double(count) : 0.0; }
-  double variance() const {
-    if (!count) return 0.0;
-    const double m = sum / double(count);
-    return std::max(0.0, sum_sq / double(count) - m * m);
-  }
-};
 
 // y = x * a + b over a contiguous segment.
 template <typename T>
@@ -75,6 +47,11 @@ void batch_norm(KernelContext& ctx) {
   const double eps = ctx.attrs.f("epsilon", 1e-5);
   const bool training = ctx.attrs.i("training_mode", 0) != 0;
   const double momentum = ctx.attrs.f("momentum", 0.9);
+  // ONNX updates running_var with the biased batch variance; PyTorch (dlc's own training) with
+  // the unbiased one, n/(n-1) times larger.
+  const int64_t count = N * S;
+  const double running_var_scale =
+      ctx.attrs.i("running_var_unbiased", 0) != 0 && count > 1 ? double(count) / double(count - 1) : 1.0;
 
   // Per channel y = x * a[c] + b[c], with the running or the batch statistics.
   std::vector<double> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
@@ -87,7 +64,8 @@ void batch_norm(KernelContext& ctx) {
       m = mo.mean();
       v = mo.variance();
       if (ctx.has_output(1)) ctx.outputs[1].as<T>()[c] = T(momentum * double(mean[c]) + (1 - momentum) * m);
-      if (ctx.has_output(2)) ctx.outputs[2].as<T>()[c] = T(momentum * double(var[c]) + (1 - momentum) * v);
+      if (ctx.has_output(2))
+        ctx.outputs[2].as<T>()[c] = T(momentum * double(var[c]) + (1 - momentum) * v * running_var_scale);
     }
     a[size_t(c)] = double(scale[c]) / std::sqrt(v + eps);
     b[size_t(c)] = double(bias[c]) - m * a[size_t(c)];
@@ -162,6 +140,13 @@ void layer_norm(KernelContext& ctx) {
   }
 }
 
+// The value of a numeric scalar operand, truncated to an integer.
+int64_t integer_value(const KernelContext& ctx, const TensorView& v) {
+  int64_t out = 0;
+  dispatch_numeric(v.dtype, ctx, [&](auto tag) { out = int64_t(*v.as<typename decltype(tag)::type>()); });
+  return out;
+}
+
 template <typename T>
 void dropout(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
@@ -172,10 +157,11 @@ void dropout(KernelContext& ctx) {
   const float ratio = float(ctx.attrs.f("ratio", 0.5));
   const T scale = T(1.0 / (1.0 - double(ratio)));
   const uint64_t seed = uint64_t(ctx.attrs.i("seed", 0));
+  const uint64_t offset = ctx.has_input(1) ? uint64_t(integer_value(ctx, ctx.inputs[1])) : 0;
   const int64_t blocks = (n + 3) / 4;
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    const rng::Philox4x32Block bits = rng::philox_block(seed, uint64_t(blk));
+    const rng::Philox4x32Block bits = rng::philox_block(seed, uint64_t(blk), offset);
     const int64_t end = std::min(n, blk * 4 + 4);
     for (int64_t i = blk * 4; i < end; ++i) {
       const bool keep = rng::uniform_from_bits(bits.v[i - blk * 4]) >= ratio;

@@ -1,85 +1,18 @@
 // CPU kernels of the shape family. They move elements by storage size, so every dtype works;
 // shapes come from the preallocated outputs, attributes only say where to read. Most kernels are
-// one strided copy: unit dims dropped, contiguous dims merged, inner runs copied with memcpy
-// when contiguous on both sides, outer rows in parallel.
+// one strided copy (strided_copy.h).
 #include <algorithm>
 #include <cstring>
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/indices.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/strided_copy.h"
 
 namespace dlc::cpu {
 
 namespace {
-
-// Below this many bytes a copy stays on one thread.
-constexpr int64_t kParallelBytes = int64_t(1) << 16;
-
-Shape row_major_strides(const Shape& dims) {
-  Shape s(dims.size(), 1);
-  for (int64_t d = int64_t(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
-}
-
-struct CopyPlan {
-  Shape dims, out_strides, in_strides;
-};
-
-// Drops unit dims and merges neighbours that are contiguous in both operands.
-CopyPlan simplify(const Shape& dims, const Shape& os, const Shape& is) {
-  CopyPlan p;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] == 1) continue;
-    if (!p.dims.empty() && p.out_strides.back() == os[d] * dims[d] &&
-        p.in_strides.back() == is[d] * dims[d]) {
-      p.dims.back() *= dims[d];
-      p.out_strides.back() = os[d];
-      p.in_strides.back() = is[d];
-    } else {
-      p.dims.push_back(dims[d]);
-      p.out_strides.push_back(os[d]);
-      p.in_strides.push_back(is[d]);
-    }
-  }
-  if (p.dims.empty()) p = {{1}, {1}, {1}};
-  return p;
-}
-
-// out[Σ i_d·os_d] = in[Σ i_d·is_d] for every index i of `dims` (strides in elements, any sign).
-void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, const void* in,
-                  const Shape& is) {
-  if (num_elements(dims) == 0) return;
-  const CopyPlan p = simplify(dims, os, is);
-  const int64_t rank = int64_t(p.dims.size());
-  const int64_t inner = p.dims.back();
-  const int64_t rows = num_elements(p.dims) / inner;
-  const int64_t o_inner = p.out_strides.back(), i_inner = p.in_strides.back();
-  const bool contiguous = o_inner == 1 && i_inner == 1;
-  const int64_t bytes = num_elements(p.dims) * int64_t(dtype_size(dtype));
-  dispatch_storage(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* o = static_cast<T*>(out);
-    const T* i = static_cast<const T*>(in);
-#pragma omp parallel for schedule(static) if (bytes > kParallelBytes && rows > 1)
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t oo = 0, io = 0, rem = r;
-      for (int64_t d = rank - 2; d >= 0; --d) {
-        const int64_t idx = rem % p.dims[d];
-        rem /= p.dims[d];
-        oo += idx * p.out_strides[d];
-        io += idx * p.in_strides[d];
-      }
-      T* op = o + oo;
-      const T* ip = i + io;
-      if (contiguous) {
-        std::memcpy(op, ip, size_t(inner) * sizeof(T));
-      } else {
-        for (int64_t j = 0; j < inner; ++j) op[j * o_inner] = ip[j * i_inner];
-      }
-    }
-  });
-}
 
 // Copies a view whose strides are `in_strides` (elements) into the contiguous output.
 void gather_into(const TensorView& out, const void* in, const Shape& in_strides) {
@@ -95,23 +28,6 @@ int64_t prod(const Shape& dims, size_t begin, size_t end) {
   int64_t n = 1;
   for (size_t d = begin; d < end; ++d) n *= dims[d];
   return n;
-}
-
-// Indices (i32 or i64) widened to int64, negative ones wrapped by `bound`, range-checked.
-std::vector<int64_t> read_indices(const KernelContext& ctx, const TensorView& v) {
-  std::vector<int64_t> idx(size_t(v.numel()));
-  if (v.dtype == DType::I64)
-    std::copy_n(v.as<int64_t>(), idx.size(), idx.begin());
-  else if (v.dtype == DType::I32)
-    std::copy_n(v.as<int32_t>(), idx.size(), idx.begin());
-  else
-    ctx.fail("indices must be i32 or i64, got {}", dtype_name(v.dtype));
-  return idx;
-}
-
-int64_t wrap_index(const KernelContext& ctx, int64_t i, int64_t bound) {
-  if (i < -bound || i >= bound) ctx.fail("index {} is out of range [{}, {})", i, -bound, bound);
-  return i < 0 ? i + bound : i;
 }
 
 // Splits (or, with `join`, concatenates) along `axis`: part k is the slab of `parts[k]` at its
@@ -255,7 +171,7 @@ void kernel_Pad(KernelContext& ctx) {
     const T* src = in.as<const T>();
     T* dst = out.as<T>();
     const int64_t* last = rank ? table[rank - 1].data() : nullptr;
-#pragma omp parallel for schedule(static) if (out.bytes() > size_t(kParallelBytes))
+#pragma omp parallel for schedule(static) if (out.bytes() > size_t(kParallelCopyBytes))
     for (int64_t r = 0; r < rows; ++r) {
       int64_t base = 0, rem = r;
       bool inside = true;
@@ -288,7 +204,7 @@ void kernel_Gather(KernelContext& ctx) {
   const int64_t n = int64_t(idx.size()), axis_dim = data.dims[axis];
   const auto* src = static_cast<const uint8_t*>(data.data);
   auto* dst = static_cast<uint8_t*>(out.data);
-#pragma omp parallel for collapse(2) schedule(static) if (out.bytes() > size_t(kParallelBytes))
+#pragma omp parallel for collapse(2) schedule(static) if (out.bytes() > size_t(kParallelCopyBytes))
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k = 0; k < n; ++k)
       std::memcpy(dst + size_t(o * n + k) * slab, src + size_t(o * axis_dim + idx[k]) * slab, slab);
@@ -343,7 +259,7 @@ void kernel_GatherND(KernelContext& ctx) {
   const size_t esize = dtype_size(data.dtype), slab = size_t(slab_elems) * esize;
   const auto* src = static_cast<const uint8_t*>(data.data);
   auto* dst = static_cast<uint8_t*>(out.data);
-#pragma omp parallel for schedule(static) if (out.bytes() > size_t(kParallelBytes))
+#pragma omp parallel for schedule(static) if (out.bytes() > size_t(kParallelCopyBytes))
   for (int64_t t = 0; t < int64_t(offsets.size()); ++t)
     std::memcpy(dst + size_t(t) * slab, src + size_t(offsets[t]) * esize, slab);
 }
@@ -361,7 +277,7 @@ void kernel_Trilu(KernelContext& ctx) {
   const size_t esize = dtype_size(in.dtype);
   const auto* src = static_cast<const uint8_t*>(in.data);
   auto* dst = static_cast<uint8_t*>(out.data);
-#pragma omp parallel for schedule(static) if (out.bytes() > size_t(kParallelBytes))
+#pragma omp parallel for schedule(static) if (out.bytes() > size_t(kParallelCopyBytes))
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = r % n;
     // Columns [lo, hi) are kept.

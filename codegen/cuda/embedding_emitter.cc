@@ -1,0 +1,145 @@
+// Embedding gather and scatter-add backward kernels (embedding_emitter.h).
+#include "codegen/cuda/embedding_emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/cuda/device_prelude.h"
+#include "codegen/cuda/emit_util.h"
+#include "dlc/error.h"
+
+namespace dlc::codegen::cuda {
+
+namespace {
+
+constexpr const char* kCommon = R"(
+using T = ${T};
+using Idx = ${IDX};
+using Index = ${INDEX};
+constexpr Index kVocab = ${VOCAB};
+constexpr Index kDim = ${DIM};
+constexpr Index kIndices = ${INDICES};
+
+// The table row of index `j`, or -1 when it is out of range.
+__device__ __forceinline__ Index dlc_table_row(const Idx* __restrict__ indices, Index j) {
+  long long r = indices[j];
+  if (r < 0) r += kVocab;
+  return r >= 0 && r < kVocab ? Index(r) : Index(-1);
+}
+)";
+
+constexpr const char* kGather = R"(
+constexpr bool kVec = ${VEC};  // rows are a multiple of 4 elements long
+
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const T* __restrict__ table, const Idx* __restrict__ indices, T* __restrict__ out) {
+  const Index tid = Index(blockIdx.x) * 256 + threadIdx.x;
+  const Index stride = Index(gridDim.x) * 256;
+  if (kVec && dlc_aligned4(table) && dlc_aligned4(out)) {
+    for (Index q = tid; q < kIndices * (kDim / 4); q += stride) {
+      const Index j = q / (kDim / 4), c = q % (kDim / 4) * 4;
+      const Index r = dlc_table_row(indices, j);
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (r >= 0) dlc_load4(table + r * kDim + c, v);
+      dlc_store4(out + j * kDim + c, v);
+    }
+    return;
+  }
+  for (Index q = tid; q < kIndices * kDim; q += stride) {
+    const Index r = dlc_table_row(indices, q / kDim);
+    out[q] = r >= 0 ? table[r * kDim + q % kDim] : dlc_from_float<T>(0.0f);
+  }
+}
+)";
+
+constexpr const char* kZero = R"(
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    float* __restrict__ accum) {
+  for (Index q = Index(blockIdx.x) * 256 + threadIdx.x; q < kVocab * kDim; q += Index(gridDim.x) * 256) accum[q] = 0.0f;
+}
+)";
+
+constexpr const char* kScatter = R"(
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const T* __restrict__ dy, const Idx* __restrict__ indices, float* __restrict__ accum) {
+  for (Index q = Index(blockIdx.x) * 256 + threadIdx.x; q < kIndices * kDim; q += Index(gridDim.x) * 256) {
+    const Index r = dlc_table_row(indices, q / kDim);
+    if (r >= 0) atomicAdd(accum + r * kDim + q % kDim, dlc_to_float(dy[q]));
+  }
+}
+)";
+
+constexpr const char* kCast = R"(
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const float* __restrict__ accum, T* __restrict__ dtable) {
+  for (Index q = Index(blockIdx.x) * 256 + threadIdx.x; q < kVocab * kDim; q += Index(gridDim.x) * 256)
+    dtable[q] = dlc_from_float<T>(accum[q]);
+}
+)";
+
+std::string prepare(const EmbeddingSpec& spec, const std::string& kind, const std::string& name,
+                    bool vector_io) {
+  require_storage_float(spec.dtype, "CUDA embedding");
+  require_index_type(spec.index_dtype, "CUDA embedding indices");
+  if (spec.vocab < 1 || spec.dim < 1 || spec.indices < 0)
+    throw Error(
+        fmt::format("CUDA embedding: bad table [{}, {}] or {} indices", spec.vocab, spec.dim, spec.indices));
+  std::string s =
+      fmt::format("// dlc {} kernel {}: table [{}, {}] ({}), {} indices ({}).\n", kind, name, spec.vocab,
+                  spec.dim, dtype_name(spec.dtype), spec.indices, dtype_name(spec.index_dtype));
+  s += device_prelude({{spec.dtype}, vector_io, false});
+  s += fill(kCommon, {{"T", std::string(cuda_type(spec.dtype))},
+                      {"IDX", std::string(cuda_type(spec.index_dtype))},
+                      {"INDEX", std::string(index_type(std::max(spec.vocab, spec.indices) * spec.dim))},
+                      {"VOCAB", fmt::format("{}", spec.vocab)},
+                      {"DIM", fmt::format("{}", spec.dim)},
+                      {"INDICES", fmt::format("{}", spec.indices)}});
+  return s;
+}
+
+KernelEntry entry(std::string name, std::vector<std::string> params, int64_t work) {
+  KernelEntry e{std::move(name), {}, std::move(params)};
+  e.launch.grid[0] = grid_for(work, 256);
+  e.launch.block[0] = 256;
+  return e;
+}
+
+std::string detail(const EmbeddingSpec& spec) {
+  return fmt::format("{}_{}", dims_tag({spec.vocab, spec.dim, spec.indices}), dtype_name(spec.index_dtype));
+}
+
+}  // namespace
+
+KernelSource emit_embedding_gather(const EmbeddingSpec& spec) {
+  const std::string name = kernel_name("embedding_gather", spec.dtype, detail(spec));
+  const bool vec = spec.dim % 4 == 0;
+  KernelSource ks;
+  ks.kind = "embedding_gather";
+  ks.name = name + ".cu";
+  ks.source =
+      prepare(spec, ks.kind, name, true) + fill(kGather, {{"VEC", vec ? "true" : "false"}, {"NAME", name}});
+  ks.entries.push_back(entry(name, {"table", "indices", "out"}, spec.indices * spec.dim / (vec ? 4 : 1)));
+  return ks;
+}
+
+KernelSource emit_embedding_backward(const EmbeddingSpec& spec) {
+  const std::string base = kernel_name("embedding_bwd", spec.dtype, detail(spec));
+  const bool direct = spec.dtype == DType::F32;  // accumulate straight into dtable
+  const std::string accum = direct ? "dtable" : "workspace";
+  KernelSource ks;
+  ks.kind = "embedding_bwd";
+  ks.name = base + ".cu";
+  ks.source = prepare(spec, ks.kind, base, false) + fill(kZero, {{"NAME", base + "_zero"}}) +
+              fill(kScatter, {{"NAME", base + "_scatter"}});
+  ks.entries.push_back(entry(base + "_zero", {accum}, spec.vocab * spec.dim));
+  ks.entries.push_back(entry(base + "_scatter", {"dy", "indices", accum}, spec.indices * spec.dim));
+  if (!direct) {
+    ks.source += fill(kCast, {{"NAME", base + "_cast"}});
+    ks.entries.push_back(entry(base + "_cast", {"workspace", "dtable"}, spec.vocab * spec.dim));
+    ks.workspace_bytes = align256(spec.vocab * spec.dim * 4);
+  }
+  return ks;
+}
+
+}  // namespace dlc::codegen::cuda

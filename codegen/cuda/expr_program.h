@@ -1,0 +1,91 @@
+// Expression programs: the description of a fused elementwise kernel. A program computes one or
+// more outputs of one shape from inputs that broadcast to it (numpy rules), through a list of
+// instructions in SSA form: instruction k defines value k, and its operands are earlier values.
+// Arithmetic is f32; inputs and outputs may be stored as f32, f16, bf16 or bool. The fusion pass
+// builds these from chains of IR elementwise ops; the ops are named after the IR ops they
+// implement (expr_op_from_name("Add")).
+//
+//   ExprProgram p({64, 128});
+//   int x = p.input("x", DType::F16, {64, 128});
+//   int b = p.input("b", DType::F16, {128});
+//   p.output("y", p.op(ExprOp::Relu, {p.op(ExprOp::Add, {x, b})}), DType::F16);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlc/dtype.h"
+#include "dlc/tensor.h"
+
+namespace dlc::codegen::cuda {
+
+// X(Name, number of operands). Input and Constant take none (their data is in the instruction).
+// Semantics follow the CPU kernels: Max/Min return the first operand when it is NaN; Where(c, a,
+// b) = c != 0 ? a : b; Clip(x, lo, hi); ReluGrad(dy, y) = y > 0 ? dy : 0; Cast(x) rounds to
+// ExprInstr::to (f32, f16, bf16, or bool: x != 0).
+#define DLC_EXPR_OPS(X)                                                                                    \
+  X(Input, 0)                                                                                              \
+  X(Constant, 0)                                                                                           \
+  X(Add, 2)                                                                                                \
+  X(Sub, 2) X(Mul, 2) X(Div, 2) X(Pow, 2) X(Max, 2) X(Min, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1) X(Sigmoid, 1) \
+      X(Tanh, 1) X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Erf, 1) X(Where, 3) X(Cast, 1) X(Clip, 3) X(ReluGrad, 2)
+
+enum class ExprOp : uint8_t {
+#define DLC_EXPR_OP_ENUM(name, arity) name,
+  DLC_EXPR_OPS(DLC_EXPR_OP_ENUM)
+#undef DLC_EXPR_OP_ENUM
+};
+
+std::string_view expr_op_name(ExprOp op);
+int expr_op_arity(ExprOp op);
+/// The op named `name` (an IR op name such as "Add" or "ReluGrad"), if programs have it.
+std::optional<ExprOp> expr_op_from_name(std::string_view name);
+
+struct ExprInput {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape dims;  // broadcastable to the program's dims
+};
+
+struct ExprInstr {
+  ExprOp op = ExprOp::Constant;
+  std::vector<int> args;  // earlier values
+  int input = -1;         // Input: index into ExprProgram::inputs
+  double value = 0;       // Constant
+  DType to = DType::F32;  // Cast
+};
+
+struct ExprOutput {
+  std::string name;
+  int value = -1;
+  DType dtype = DType::F32;
+};
+
+struct ExprProgram {
+  Shape dims;  // every output's shape
+  std::vector<ExprInput> inputs;
+  std::vector<ExprInstr> instrs;
+  std::vector<ExprOutput> outputs;
+
+  ExprProgram() = default;
+  explicit ExprProgram(Shape d) : dims(std::move(d)) {}
+
+  /// Declares an input and returns the value that loads it.
+  int input(std::string name, DType dtype, Shape input_dims);
+  int constant(double v);
+  /// An arithmetic op over earlier values (arity checked by validate()).
+  int op(ExprOp op, std::vector<int> args);
+  int cast(int value, DType to);
+  void output(std::string name, int value, DType dtype);
+
+  /// Throws dlc::Error naming the first problem: an operand that is not an earlier value, a wrong
+  /// operand count, an input that does not broadcast to `dims`, an unsupported dtype, no output.
+  void validate() const;
+  /// One line per input, instruction and output ("%2 = Add %0, %1"); the kernel's header comment.
+  std::string str() const;
+};
+
+}  // namespace dlc::codegen::cuda

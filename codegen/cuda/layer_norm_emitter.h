@@ -1,0 +1,32 @@
+// Layer normalization over the trailing `cols` elements of each of `rows` rows, forward and
+// backward (the IR's LayerNormalization and LayerNormGrad); statistics in f32, scale and bias in
+// the storage type, mean and inverse standard deviation as f32.
+//
+// Entries:
+//   forward  [fwd](x, scale, bias, y, mean, inv_std)    bias may be null without has_bias; mean
+//                                                        and inv_std may be null (not wanted)
+//   backward [dx](dy, x, scale, dx, workspace)           statistics recomputed from x, kept in
+//                                                        the workspace for:
+//            [dparams](dy, x, workspace, dscale, dbias)  column sums over the rows; with more
+//                                                        than one split also [dparams_final]
+//                                                        (workspace, dscale, dbias)
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/cuda/kernel_source.h"
+#include "dlc/dtype.h"
+
+namespace dlc::codegen::cuda {
+
+struct LayerNormSpec {
+  DType dtype = DType::F32;
+  int64_t rows = 1, cols = 1;
+  double epsilon = 1e-5;
+  bool has_bias = true;  // forward only
+};
+
+KernelSource emit_layer_norm_forward(const LayerNormSpec& spec);
+KernelSource emit_layer_norm_backward(const LayerNormSpec& spec);
+
+}  // namespace dlc::codegen::cuda

@@ -1,0 +1,192 @@
+// Multi-tensor SGD and Adam/AdamW update kernels (optimizer_emitter.h).
+#include "codegen/cuda/optimizer_emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/cuda/device_prelude.h"
+#include "codegen/cuda/emit_util.h"
+#include "codegen/cuda/multi_tensor.h"
+#include "dlc/error.h"
+#include "dlc/hash.h"
+
+namespace dlc::codegen::cuda {
+
+namespace {
+
+constexpr const char* kSgd = R"(
+// torch.optim.SGD: d = g + weight_decay * p; with momentum v = momentum * v + (1 - dampening) * d
+// and d = nesterov ? d + momentum * v : v; then p -= lr * d.
+constexpr float kMomentum = ${MOMENTUM};
+constexpr float kDampening = ${DAMPENING};
+constexpr float kWeightDecay = ${WEIGHT_DECAY};
+constexpr bool kNesterov = ${NESTEROV};
+constexpr bool kUsesState0 = kMomentum != 0.0f;  // velocity
+constexpr bool kUsesState1 = false;
+
+struct DlcScalars {
+  float lr;
+};
+__device__ __forceinline__ DlcScalars dlc_scalars(const float* lr, const float*) { return {*lr}; }
+
+__device__ __forceinline__ void dlc_update(const DlcScalars& s, float& p, float g, float& velocity, float&) {
+  float d = g + kWeightDecay * p;
+  if (kUsesState0) {
+    velocity = kMomentum * velocity + (1.0f - kDampening) * d;
+    d = kNesterov ? d + kMomentum * velocity : velocity;
+  }
+  p = p - s.lr * d;
+}
+)";
+
+constexpr const char* kAdam = R"(
+// torch.optim.Adam / AdamW: weight decay added to g (Adam) or p *= 1 - lr * weight_decay (AdamW);
+// m = beta1 * m + (1 - beta1) * g; v = beta2 * v + (1 - beta2) * g^2;
+// p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps).
+constexpr float kBeta1 = ${BETA1};
+constexpr float kBeta2 = ${BETA2};
+constexpr float kEps = ${EPS};
+constexpr float kWeightDecay = ${WEIGHT_DECAY};
+constexpr bool kDecoupled = ${DECOUPLED};
+constexpr bool kUsesState0 = true;  // m
+constexpr bool kUsesState1 = true;  // v
+
+struct DlcScalars {
+  float lr, step_size, bias_correction2_sqrt;
+};
+__device__ __forceinline__ DlcScalars dlc_scalars(const float* lr, const float* step) {
+  const double l = *lr, t = *step;
+  return {float(l), float(l / (1.0 - pow(${BETA1_D}, t))), float(sqrt(1.0 - pow(${BETA2_D}, t)))};
+}
+
+__device__ __forceinline__ void dlc_update(const DlcScalars& s, float& p, float g, float& m, float& v) {
+  if (kDecoupled)
+    p *= 1.0f - s.lr * kWeightDecay;
+  else
+    g += kWeightDecay * p;
+  m = kBeta1 * m + (1.0f - kBeta1) * g;
+  v = kBeta2 * v + (1.0f - kBeta2) * g * g;
+  p = p - s.step_size * m / (sqrtf(v) / s.bias_correction2_sqrt + kEps);
+}
+)";
+
+constexpr const char* kMultiTensor = R"(
+// The table of tensors (codegen/cuda/multi_tensor.h: MultiTensorEntry).
+struct DlcTensorEntry {
+  void* ptr[4];  // param, grad, state0, state1
+  long long n;
+  long long first_chunk;
+};
+constexpr long long kChunk = ${CHUNK};
+
+// The entry holding `chunk`: the last one whose first_chunk <= chunk.
+__device__ __forceinline__ int dlc_find_tensor(const DlcTensorEntry* __restrict__ table, int count, long long chunk) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (table[mid].first_chunk <= chunk)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+using T = ${T};
+
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const DlcTensorEntry* __restrict__ table, int num_tensors, long long num_chunks,
+    const float* __restrict__ lr, const float* __restrict__ step) {
+  const DlcScalars s = dlc_scalars(lr, step);
+  for (long long chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    const DlcTensorEntry t = table[dlc_find_tensor(table, num_tensors, chunk)];
+    T* p = static_cast<T*>(t.ptr[0]);
+    const T* g = static_cast<const T*>(t.ptr[1]);
+    float* s0 = static_cast<float*>(t.ptr[2]);
+    float* s1 = static_cast<float*>(t.ptr[3]);
+    const long long begin = (chunk - t.first_chunk) * kChunk;
+    const long long end = begin + kChunk < t.n ? begin + kChunk : t.n;
+    long long first = begin;  // where the one-element loop starts
+    if (dlc_aligned4(p) && dlc_aligned4(g) && (!kUsesState0 || dlc_aligned4(s0)) &&
+        (!kUsesState1 || dlc_aligned4(s1))) {
+      const long long vec_end = begin + (end - begin) / 4 * 4;
+      for (long long i = begin + threadIdx.x * 4; i < vec_end; i += 256 * 4) {
+        float pv[4], gv[4], av[4] = {0.0f, 0.0f, 0.0f, 0.0f}, bv[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        dlc_load4(p + i, pv);
+        dlc_load4(g + i, gv);
+        if (kUsesState0) dlc_load4(s0 + i, av);
+        if (kUsesState1) dlc_load4(s1 + i, bv);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) dlc_update(s, pv[k], gv[k], av[k], bv[k]);
+        dlc_store4(p + i, pv);
+        if (kUsesState0) dlc_store4(s0 + i, av);
+        if (kUsesState1) dlc_store4(s1 + i, bv);
+      }
+      first = vec_end;
+    }
+    for (long long i = first + threadIdx.x; i < end; i += 256) {
+      float pi = dlc_to_float(p[i]), a = kUsesState0 ? s0[i] : 0.0f, b = kUsesState1 ? s1[i] : 0.0f;
+      dlc_update(s, pi, dlc_to_float(g[i]), a, b);
+      p[i] = dlc_from_float<T>(pi);
+      if (kUsesState0) s0[i] = a;
+      if (kUsesState1) s1[i] = b;
+    }
+  }
+}
+)";
+
+KernelSource assemble(const std::string& kind, DType dtype, const std::string& comment,
+                      const std::string& update) {
+  require_storage_float(dtype, "CUDA optimizer update");
+  // The name carries a hash of the hyperparameters: one kernel per distinct set.
+  const std::string name = kernel_name(kind, dtype, hex64(fnv1a64(update)).substr(0, 8));
+  KernelSource ks;
+  ks.kind = kind;
+  ks.name = name + ".cu";
+  ks.source = fmt::format("// dlc {} kernel {}: {} ({} parameters, f32 state).\n", kind, name, comment,
+                          dtype_name(dtype));
+  ks.source += device_prelude({{dtype}, true, false});
+  ks.source += update;
+  ks.source += fill(kMultiTensor, {{"CHUNK", fmt::format("{}", kMultiTensorChunk)},
+                                   {"T", std::string(cuda_type(dtype))},
+                                   {"NAME", name}});
+  KernelEntry e{name, {}, {"table", "num_tensors", "num_chunks", "lr", "step"}};
+  e.launch.grid[0] = 0;  // multi_tensor_grid(num_chunks), at launch
+  e.launch.block[0] = 256;
+  ks.entries.push_back(e);
+  return ks;
+}
+
+}  // namespace
+
+int64_t multi_tensor_grid(int64_t num_chunks) { return std::clamp<int64_t>(num_chunks, 1, int64_t(1) << 20); }
+
+KernelSource emit_sgd_update(const SgdSpec& spec) {
+  const std::string update = fill(kSgd, {{"MOMENTUM", float_literal(spec.momentum)},
+                                         {"DAMPENING", float_literal(spec.dampening)},
+                                         {"WEIGHT_DECAY", float_literal(spec.weight_decay)},
+                                         {"NESTEROV", spec.nesterov ? "true" : "false"}});
+  return assemble("sgd_update", spec.dtype,
+                  fmt::format("SGD momentum {} dampening {} weight decay {}{}", double_literal(spec.momentum),
+                              double_literal(spec.dampening), double_literal(spec.weight_decay),
+                              spec.nesterov ? " nesterov" : ""),
+                  update);
+}
+
+KernelSource emit_adam_update(const AdamSpec& spec) {
+  const std::string update = fill(kAdam, {{"BETA1", float_literal(spec.beta1)},
+                                          {"BETA2", float_literal(spec.beta2)},
+                                          {"EPS", float_literal(spec.eps)},
+                                          {"WEIGHT_DECAY", float_literal(spec.weight_decay)},
+                                          {"DECOUPLED", spec.decoupled ? "true" : "false"},
+                                          {"BETA1_D", double_literal(spec.beta1)},
+                                          {"BETA2_D", double_literal(spec.beta2)}});
+  return assemble(spec.decoupled ? "adamw_update" : "adam_update", spec.dtype,
+                  fmt::format("{} betas ({}, {}) eps {} weight decay {}", spec.decoupled ? "AdamW" : "Adam",
+                              double_literal(spec.beta1), double_literal(spec.beta2),
+                              double_literal(spec.eps), double_literal(spec.weight_decay)),
+                  update);
+}
+
+}  // namespace dlc::codegen::cuda

@@ -1,0 +1,41 @@
+// Multi-tensor optimizer updates: one launch updates every parameter of a table (multi_tensor.h)
+// in place, with torch.optim's formulas as the CPU kernels implement them (SgdUpdate,
+// AdamUpdate). Parameters and gradients are stored as f32, f16 or bf16; optimizer state (velocity,
+// moments) is always f32. Hyperparameters are compile-time constants; the learning rate and the
+// step count are read from device memory, so a schedule needs no recompilation.
+//
+// Entry: (table, num_tensors, num_chunks, lr, step)
+//   table        device array of MultiTensorEntry; ptr = {param, grad, velocity, -} for SGD
+//                (velocity may be null without momentum), {param, grad, m, v} for Adam
+//   num_tensors  int, by value;  num_chunks  long long, by value (assign_chunks)
+//   lr, step     const float* (one element each; step counts from 1; unused by SGD)
+// Launch grid: min(num_chunks, 2^20) blocks (multi_tensor_grid), set at launch: the entry's
+// grid is 0 because the emitter does not see the table.
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/cuda/kernel_source.h"
+#include "dlc/dtype.h"
+
+namespace dlc::codegen::cuda {
+
+struct SgdSpec {
+  DType dtype = DType::F32;  // params and grads
+  double momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false;
+};
+
+struct AdamSpec {
+  DType dtype = DType::F32;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
+  bool decoupled = false;  // AdamW
+};
+
+KernelSource emit_sgd_update(const SgdSpec& spec);
+KernelSource emit_adam_update(const AdamSpec& spec);
+
+/// Blocks of a multi-tensor launch over `num_chunks` chunks.
+int64_t multi_tensor_grid(int64_t num_chunks);
+
+}  // namespace dlc::codegen::cuda

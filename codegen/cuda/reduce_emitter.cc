@@ -1,0 +1,216 @@
+// Row and column reduction kernels (reduce_emitter.h).
+#include "codegen/cuda/reduce_emitter.h"
+
+#include <fmt/format.h>
+
+#include "codegen/cuda/device_prelude.h"
+#include "codegen/cuda/emit_util.h"
+#include "codegen/cuda/row_mapping.h"
+#include "dlc/error.h"
+
+namespace dlc::codegen::cuda {
+
+namespace {
+
+struct OpText {
+  const char* name;      // in kernel names
+  const char* identity;  // initial accumulator
+  const char* combine;   // of `acc` and `v`
+  const char* row_reduce;
+};
+
+OpText op_text(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return {"sum", "0.0f", "acc + v", "dlc_row_sum"};
+    case ReduceOp::Mean:
+      return {"mean", "0.0f", "acc + v", "dlc_row_sum"};
+    case ReduceOp::Max:
+      return {"max", "-dlc_inf()", "fmaxf(acc, v)", "dlc_row_max"};
+  }
+  return {};
+}
+
+// The shared reduction helpers: combine and finish (the mean divides by the extent).
+std::string op_helpers(const ReduceSpec& spec) {
+  const OpText t = op_text(spec.op);
+  return fill(
+      R"(
+__device__ __forceinline__ float dlc_combine(float acc, float v) { return ${COMBINE}; }
+__device__ __forceinline__ float dlc_finish(float acc) { return ${FINISH}; }
+)",
+      {{"COMBINE", t.combine},
+       {"FINISH", spec.op == ReduceOp::Mean ? fmt::format("acc / {}", float_literal(double(spec.extent)))
+                                            : std::string("acc")}});
+}
+
+constexpr const char* kRowKernel = R"(
+using T = ${T};
+constexpr bool kVec = ${VEC};  // rows are a multiple of 4 elements long
+
+extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
+    const T* __restrict__ x, T* __restrict__ y) {
+  __shared__ float scratch[32];
+  const bool vec = kVec && dlc_aligned4(x);
+  for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
+    const T* xr = x + dlc_row_base(row);
+    float acc = ${IDENTITY};
+    if (vec) {
+      for (Index c = Index(dlc_row_lane()) * 4; c < kExtent; c += kRowThreads * 4) {
+        float v[4];
+        dlc_load4(xr + c, v);
+        acc = dlc_combine(dlc_combine(acc, v[0]), dlc_combine(v[1], dlc_combine(v[2], v[3])));
+      }
+    } else {
+      for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) acc = dlc_combine(acc, dlc_to_float(xr[c]));
+    }
+    acc = ${ROW_REDUCE}(acc, scratch);
+    if (dlc_row_lane() == 0) y[row] = dlc_from_float<T>(dlc_finish(acc));
+  }
+}
+)";
+
+// Column reduction: blockDim (32, 8); x runs along the contiguous inner axis, y over the reduced
+// axis; blockIdx.y walks the outer axis and blockIdx.z the splits of the reduced axis.
+constexpr const char* kColumnCommon = R"(
+using T = ${T};
+using Index = ${INDEX};
+constexpr Index kOuter = ${OUTER};
+constexpr Index kExtent = ${EXTENT};
+constexpr Index kInner = ${INNER};
+constexpr Index kSplits = ${SPLITS};
+constexpr Index kPerSplit = (kExtent + kSplits - 1) / kSplits;
+
+// The reduction of x[o, e, i] over this block's split of e, in every thread with threadIdx.y == 0.
+__device__ __forceinline__ float dlc_column_reduce(const T* __restrict__ x, Index o, Index i,
+                                                   float (&partial)[8][33]) {
+  float acc = ${IDENTITY};
+  if (i < kInner) {
+    const Index begin = Index(blockIdx.z) * kPerSplit;
+    const Index end = begin + kPerSplit < kExtent ? begin + kPerSplit : kExtent;
+    for (Index e = begin + threadIdx.y; e < end; e += 8) acc = dlc_combine(acc, dlc_to_float(x[(o * kExtent + e) * kInner + i]));
+  }
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0)
+    for (int k = 1; k < 8; ++k) acc = dlc_combine(acc, partial[k][threadIdx.x]);
+  __syncthreads();
+  return acc;
+}
+)";
+
+constexpr const char* kColumnKernel = R"(
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const T* __restrict__ x, ${OUT_TYPE}* __restrict__ y) {
+  __shared__ float partial[8][33];
+  const Index i = Index(blockIdx.x) * 32 + threadIdx.x;
+  for (Index o = blockIdx.y; o < kOuter; o += gridDim.y) {
+    const float acc = dlc_column_reduce(x, o, i, partial);
+    if (threadIdx.y == 0 && i < kInner) y[${OUT_INDEX}] = ${OUT_VALUE};
+  }
+}
+)";
+
+// Combines the splits' partial results (f32, [splits, outer, inner]) into y.
+constexpr const char* kColumnFinal = R"(
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const float* __restrict__ partial, T* __restrict__ y) {
+  const Index n = kOuter * kInner;
+  for (Index j = Index(blockIdx.x) * 256 + threadIdx.x; j < n; j += Index(gridDim.x) * 256) {
+    float acc = ${IDENTITY};
+    for (Index s = 0; s < kSplits; ++s) acc = dlc_combine(acc, partial[s * n + j]);
+    y[j] = dlc_from_float<T>(dlc_finish(acc));
+  }
+}
+)";
+
+KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
+  const RowLayout layout{spec.outer, spec.extent, 1};
+  const RowMapping m = row_mapping(layout);
+  KernelSource ks;
+  ks.kind = "reduce_rows";
+  const std::string name =
+      kernel_name(fmt::format("reduce_rows_{}", t.name), spec.dtype, dims_tag({spec.outer, spec.extent}));
+  ks.name = name + ".cu";
+  ks.source = fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({}).\n", t.name, name, spec.outer,
+                          spec.extent, dtype_name(spec.dtype));
+  ks.source += device_prelude({{spec.dtype}, /*vector_io=*/true, /*reductions=*/true});
+  ks.source += row_helpers(layout, m);
+  ks.source += op_helpers(spec);
+  ks.source += fill(kRowKernel, {{"T", std::string(cuda_type(spec.dtype))},
+                                 {"VEC", spec.extent % 4 == 0 ? "true" : "false"},
+                                 {"BLOCK", fmt::format("{}", m.block)},
+                                 {"NAME", name},
+                                 {"IDENTITY", t.identity},
+                                 {"ROW_REDUCE", t.row_reduce}});
+  KernelEntry e{name, {}, {"x", "y"}};
+  e.launch.grid[0] = m.grid;
+  e.launch.block[0] = m.block;
+  ks.entries.push_back(e);
+  return ks;
+}
+
+KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
+  const int64_t column_blocks = (spec.inner + 31) / 32;
+  const int64_t outer_blocks = std::min<int64_t>(spec.outer, 65535);
+  const int64_t splits = column_splits(spec.extent, column_blocks * outer_blocks);
+  const std::string base = kernel_name(fmt::format("reduce_cols_{}", t.name), spec.dtype,
+                                       dims_tag({spec.outer, spec.extent, spec.inner}));
+  KernelSource ks;
+  ks.kind = "reduce_cols";
+  ks.name = base + ".cu";
+  ks.source = fmt::format("// dlc {} kernel: {} over the middle axis of [{}, {}, {}] ({}), {} split(s).\n",
+                          t.name, base, spec.outer, spec.extent, spec.inner, dtype_name(spec.dtype), splits);
+  ks.source += device_prelude({{spec.dtype}, false, false});
+  ks.source += op_helpers(spec);
+  ks.source += fill(kColumnCommon, {{"T", std::string(cuda_type(spec.dtype))},
+                                    {"INDEX", std::string(index_type(spec.outer * spec.extent * spec.inner *
+                                                                     std::max<int64_t>(splits, 1)))},
+                                    {"OUTER", fmt::format("{}", spec.outer)},
+                                    {"EXTENT", fmt::format("{}", spec.extent)},
+                                    {"INNER", fmt::format("{}", spec.inner)},
+                                    {"SPLITS", fmt::format("{}", splits)},
+                                    {"IDENTITY", t.identity}});
+  KernelEntry first;
+  first.launch.grid[0] = column_blocks;
+  first.launch.grid[1] = outer_blocks;
+  first.launch.grid[2] = splits;
+  first.launch.block[0] = 32;
+  first.launch.block[1] = 8;
+  if (splits == 1) {
+    first.name = base;
+    first.params = {"x", "y"};
+    ks.source += fill(kColumnKernel, {{"NAME", base},
+                                      {"OUT_TYPE", "T"},
+                                      {"OUT_INDEX", "o * kInner + i"},
+                                      {"OUT_VALUE", "dlc_from_float<T>(dlc_finish(acc))"}});
+    ks.entries.push_back(first);
+  } else {
+    first.name = base + "_partial";
+    first.params = {"x", "workspace"};
+    ks.source += fill(kColumnKernel, {{"NAME", first.name},
+                                      {"OUT_TYPE", "float"},
+                                      {"OUT_INDEX", "(Index(blockIdx.z) * kOuter + o) * kInner + i"},
+                                      {"OUT_VALUE", "acc"}});
+    KernelEntry final_entry{base + "_final", {}, {"workspace", "y"}};
+    final_entry.launch.grid[0] = grid_for(spec.outer * spec.inner, 256);
+    final_entry.launch.block[0] = 256;
+    ks.source += fill(kColumnFinal, {{"NAME", final_entry.name}, {"IDENTITY", t.identity}});
+    ks.entries.push_back(first);
+    ks.entries.push_back(final_entry);
+    ks.workspace_bytes = align256(splits * spec.outer * spec.inner * int64_t(sizeof(float)));
+  }
+  return ks;
+}
+
+}  // namespace
+
+KernelSource emit_reduce(const ReduceSpec& spec) {
+  require_storage_float(spec.dtype, "CUDA reduction");
+  if (spec.outer < 1 || spec.extent < 1 || spec.inner < 1)
+    throw Error(fmt::format("CUDA reduction: empty view [{}, {}, {}]", spec.outer, spec.extent, spec.inner));
+  const OpText t = op_text(spec.op);
+  return spec.inner == 1 ? emit_rows(spec, t) : emit_columns(spec, t);
+}
+
+}  // namespace dlc::codegen::cuda

@@ -1,0 +1,35 @@
+// Gradient accumulation in one static plan: each run is one micro-batch; the gradient of every
+// parameter is added (scaled by 1/K, as PyTorch's loss/K) to an accumulation buffer kept as
+// state, and the runtime bool input "apply" says whether this micro-step is the K-th, the one
+// that updates. Updates are gated with Where, which is bit-exact: on the other micro-steps
+// parameters and optimizer state keep their values, and the buffer restarts from zero after an
+// applied step. With K = 1 everything passes through unchanged.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/graph.h"
+
+namespace dlc::passes {
+
+class GradientAccumulator {
+ public:
+  /// Adds the "apply" input (named `apply_name`) when `micro_steps` > 1.
+  GradientAccumulator(ir::Graph& graph, int64_t micro_steps, const char* apply_name);
+
+  /// The gradient an update of `param` should use: `grad` itself, or the accumulated sum.
+  ir::Value* accumulate(ir::Value* param, ir::Value* grad);
+  /// Registers `state` <- `new_value` after each run, kept unchanged where "apply" is false.
+  void update_state(ir::Value* new_value, ir::Value* state);
+
+ private:
+  ir::Value* gated(ir::Value* applied, ir::Value* kept);
+
+  ir::Graph& graph_;
+  int64_t micro_steps_;
+  ir::Value* apply_ = nullptr;
+  ir::Value* inverse_micro_steps_ = nullptr;  // f32 scalar 1/K
+  ir::Value* zero_ = nullptr;                 // f32 scalar 0
+};
+
+}  // namespace dlc::passes

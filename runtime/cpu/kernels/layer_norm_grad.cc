@@ -1,0 +1,82 @@
+// CPU LayerNormGrad: the gradient of LayerNormalization over rows of D = numel(x.shape[axis:]),
+// with the row statistics recomputed in double as the forward kernel computes them (moments.h).
+//   dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)),  g = dy * scale
+//   dscale = Σ_rows dy * xhat,  dbias = Σ_rows dy
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/cpu/moments.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+constexpr int64_t kColumnBlock = 64;  // columns summed per task for dscale/dbias
+
+template <typename T>
+void layer_norm_grad(KernelContext& ctx) {
+  const T* dy = ctx.inputs[0].as<T>();
+  const T* x = ctx.inputs[1].as<T>();
+  const T* scale = ctx.inputs[2].as<T>();
+  T* dx = ctx.outputs[0].as<T>();
+  T* dscale = ctx.outputs[1].as<T>();
+  T* dbias = ctx.outputs[2].as<T>();
+  const int64_t D = ctx.inputs[2].numel();
+  const int64_t rows = D ? ctx.inputs[1].numel() / D : 0;
+  const double eps = ctx.attrs.f("epsilon", 1e-5);
+  std::vector<double> mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
+  const bool parallel = rows * D > 32768;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * D;
+    const T* dyr = dy + r * D;
+    Moments mo;
+    mo.add(xr, D);
+    const double m = mo.mean(), is = 1.0 / std::sqrt(mo.variance() + eps);
+    double sum_g = 0, sum_g_xhat = 0;
+    for (int64_t i = 0; i < D; ++i) {
+      const double g = double(dyr[i]) * double(scale[i]);
+      sum_g += g;
+      sum_g_xhat += g * (double(xr[i]) - m) * is;
+    }
+    const double mean_g = sum_g / double(D), mean_g_xhat = sum_g_xhat / double(D);
+    T* dxr = dx + r * D;
+    for (int64_t i = 0; i < D; ++i) {
+      const double xhat = (double(xr[i]) - m) * is;
+      dxr[i] = T(is * (double(dyr[i]) * double(scale[i]) - mean_g - xhat * mean_g_xhat));
+    }
+    mean[size_t(r)] = m;
+    inv_std[size_t(r)] = is;
+  }
+  const int64_t blocks = (D + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for schedule(static) if (parallel && blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t j0 = b * kColumnBlock, n = std::min(kColumnBlock, D - j0);
+    double ds[kColumnBlock] = {}, db[kColumnBlock] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * D + j0;
+      const T* dyr = dy + r * D + j0;
+      const double m = mean[size_t(r)], is = inv_std[size_t(r)];
+      for (int64_t j = 0; j < n; ++j) {
+        ds[j] += double(dyr[j]) * (double(xr[j]) - m) * is;
+        db[j] += double(dyr[j]);
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      dscale[j0 + j] = T(ds[j]);
+      dbias[j0 + j] = T(db[j]);
+    }
+  }
+}
+
+}  // namespace
+
+void kernel_LayerNormGrad(KernelContext& ctx) {
+  dispatch_float(ctx.inputs[1].dtype, ctx,
+                 [&](auto tag) { layer_norm_grad<typename decltype(tag)::type>(ctx); });
+}
+
+}  // namespace dlc::cpu

@@ -1,0 +1,70 @@
+// The pooling window of AveragePool/MaxPool and their gradients, spatial dims padded to 3
+// (leading size-1 dims), and the loop over every output position with its valid kernel taps.
+#pragma once
+
+#include "runtime/cpu/kernel.h"
+
+namespace dlc::cpu {
+
+struct PoolGeometry {
+  int64_t planes = 0;  // N * C
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  size_t spatial = 0;
+
+  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+};
+
+/// The window of `ctx`'s attributes (kernel_shape, strides, dilations, pads) between an input of
+/// dims `x` and an output of dims `y` (N x C x D1… with 1 to 3 spatial dims).
+PoolGeometry pool_geometry(const KernelContext& ctx, const Shape& x, const Shape& y);
+
+/// The taps of one output position: valid kernel taps [lo, hi) per dim and how many taps lie in
+/// the padded extent.
+struct PoolWindow {
+  const PoolGeometry& g;
+  int64_t o[3], lo[3], hi[3], padded;
+
+  int64_t valid() const { return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+  /// Calls tap(i0, i1, i2) with the input coordinates of every valid tap, in row-major order.
+  template <typename Tap>
+  void for_each_tap(Tap&& tap) const {
+    for (int64_t a = lo[0]; a < hi[0]; ++a)
+      for (int64_t b = lo[1]; b < hi[1]; ++b)
+        for (int64_t c = lo[2]; c < hi[2]; ++c)
+          tap(o[0] * g.s[0] - g.pb[0] + a * g.d[0], o[1] * g.s[1] - g.pb[1] + b * g.d[1],
+              o[2] * g.s[2] - g.pb[2] + c * g.d[2]);
+  }
+  /// The row-major offset of input coordinates in a plane.
+  int64_t offset(int64_t i0, int64_t i1, int64_t i2) const { return (i0 * g.in[1] + i1) * g.in[2] + i2; }
+};
+
+/// Calls visit(plane, output index in the plane, window) for every output element, in parallel
+/// over planes (one thread per plane at a time, so a plane's writes never race).
+template <typename Visit>
+void pool_loop(const PoolGeometry& g, Visit&& visit) {
+#pragma omp parallel for schedule(static) if (g.planes * g.out_plane() > 4096)
+  for (int64_t pl = 0; pl < g.planes; ++pl) {
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+          PoolWindow w{g, {o0, o1, o2}, {}, {}, 1};
+          for (int i = 0; i < 3; ++i) {
+            const int64_t start = w.o[i] * g.s[i] - g.pb[i];
+            w.lo[i] = 0;
+            w.hi[i] = g.k[i];
+            int64_t in_pad = 0;  // taps inside the padded extent
+            for (int64_t t = 0; t < g.k[i]; ++t) {
+              const int64_t c = start + t * g.d[i];
+              if (c < 0) w.lo[i] = t + 1;
+              if (c >= g.in[i] && w.hi[i] == g.k[i]) w.hi[i] = t;
+              if (c >= -g.pb[i] && c < g.in[i] + g.pe[i]) ++in_pad;
+            }
+            w.padded *= in_pad;
+          }
+          visit(pl, (o0 * g.out[1] + o1) * g.out[2] + o2, w);
+        }
+  }
+}
+
+}  // namespace dlc::cpu

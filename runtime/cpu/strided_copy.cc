@@ -1,0 +1,78 @@
+// Strided element copies.
+#include "runtime/cpu/strided_copy.h"
+
+#include <cstring>
+
+#include "runtime/cpu/dispatch.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+struct CopyPlan {
+  Shape dims, out_strides, in_strides;
+};
+
+// Drops unit dims and merges neighbours that are contiguous in both operands.
+CopyPlan simplify(const Shape& dims, const Shape& os, const Shape& is) {
+  CopyPlan p;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!p.dims.empty() && p.out_strides.back() == os[d] * dims[d] &&
+        p.in_strides.back() == is[d] * dims[d]) {
+      p.dims.back() *= dims[d];
+      p.out_strides.back() = os[d];
+      p.in_strides.back() = is[d];
+    } else {
+      p.dims.push_back(dims[d]);
+      p.out_strides.push_back(os[d]);
+      p.in_strides.push_back(is[d]);
+    }
+  }
+  if (p.dims.empty()) p = {{1}, {1}, {1}};
+  return p;
+}
+
+}  // namespace
+
+Shape row_major_strides(const Shape& dims) {
+  Shape s(dims.size(), 1);
+  for (int64_t d = int64_t(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
+  return s;
+}
+
+void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, const void* in,
+                  const Shape& is) {
+  if (num_elements(dims) == 0) return;
+  const CopyPlan p = simplify(dims, os, is);
+  const int64_t rank = int64_t(p.dims.size());
+  const int64_t inner = p.dims.back();
+  const int64_t rows = num_elements(p.dims) / inner;
+  const int64_t o_inner = p.out_strides.back(), i_inner = p.in_strides.back();
+  const bool contiguous = o_inner == 1 && i_inner == 1;
+  const int64_t bytes = num_elements(p.dims) * int64_t(dtype_size(dtype));
+  dispatch_storage(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = static_cast<T*>(out);
+    const T* i = static_cast<const T*>(in);
+#pragma omp parallel for schedule(static) if (bytes > kParallelCopyBytes && rows > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t oo = 0, io = 0, rem = r;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        const int64_t idx = rem % p.dims[d];
+        rem /= p.dims[d];
+        oo += idx * p.out_strides[d];
+        io += idx * p.in_strides[d];
+      }
+      T* op = o + oo;
+      const T* ip = i + io;
+      if (contiguous) {
+        std::memcpy(op, ip, size_t(inner) * sizeof(T));
+      } else {
+        for (int64_t j = 0; j < inner; ++j) op[j * o_inner] = ip[j * i_inner];
+      }
+    }
+  });
+}
+
+}  // namespace dlc::cpu

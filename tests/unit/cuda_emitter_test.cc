@@ -1,0 +1,241 @@
+// The CUDA kernel emitters without a compiler: broadcast index arithmetic, expression-program
+// validation, literals and templates, deterministic names, and the choices emitters make from
+// shapes (vector path, rows per warp or block, column splits, workspace sizes).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "codegen/cuda/broadcast_layout.h"
+#include "codegen/cuda/emit_util.h"
+#include "codegen/cuda/multi_tensor.h"
+#include "codegen/cuda/row_mapping.h"
+#include "dlc/error.h"
+#include "tests/unit/cuda_kernel_cases.h"
+
+namespace dlc::codegen::cuda {
+namespace {
+
+TEST(CudaBroadcastLayout, CollapsesAndClassifies) {
+  BroadcastLayout l = broadcast_layout({64, 128}, {{64, 128}, {128}, {}, {64, 1}});
+  EXPECT_EQ(l.dims, (Shape{64, 128}));
+  EXPECT_EQ(l.strides[1], (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(l.strides[3], (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(l.access, (std::vector<Access>{Access::Full, Access::Strided, Access::Scalar, Access::Strided}));
+
+  l = broadcast_layout({2, 3, 4}, {{2, 3, 4}, {1, 3, 4}});  // [2, 12] after merging 3 and 4
+  EXPECT_EQ(l.dims, (Shape{2, 12}));
+  EXPECT_EQ(l.strides[1], (std::vector<int64_t>{0, 1}));
+
+  l = broadcast_layout({2, 1, 3, 4}, {{2, 1, 3, 4}, {4}});  // size-1 dims drop
+  EXPECT_EQ(l.dims, (Shape{6, 4}));
+
+  l = broadcast_layout({5, 6}, {{5, 6}, {5, 6}});
+  EXPECT_EQ(l.dims, (Shape{30}));
+  EXPECT_EQ(l.access, (std::vector<Access>{Access::Full, Access::Full}));
+
+  l = broadcast_layout({}, {{}, {}});
+  EXPECT_EQ(l.dims, (Shape{1}));
+  EXPECT_THROW(broadcast_layout({4, 5}, {{3}}), Error);
+  EXPECT_THROW(broadcast_layout({5}, {{2, 5}}), Error);
+}
+
+TEST(CudaExprProgram, OpsAreNamedAfterIrOps) {
+  EXPECT_EQ(expr_op_from_name("ReluGrad"), ExprOp::ReluGrad);
+  EXPECT_EQ(expr_op_from_name("Where"), ExprOp::Where);
+  EXPECT_EQ(expr_op_from_name("Conv"), std::nullopt);
+  EXPECT_EQ(expr_op_from_name("Input"), std::nullopt);
+  EXPECT_EQ(expr_op_name(ExprOp::Sigmoid), "Sigmoid");
+  EXPECT_EQ(expr_op_arity(ExprOp::Clip), 3);
+}
+
+TEST(CudaExprProgram, Listing) {
+  const ExprProgram p = test::bias_relu_program(DType::F16, 2, 3);
+  EXPECT_EQ(p.str(),
+            "%0 = input x f16[2,3]\n"
+            "%1 = input b f16[3]\n"
+            "%2 = Add %0, %1\n"
+            "%3 = Relu %2\n"
+            "output y = %3 f16[2,3]\n");
+}
+
+// The message of the dlc::Error `p.validate()` throws.
+std::string validation_error(const ExprProgram& p) {
+  try {
+    p.validate();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(valid)";
+}
+
+TEST(CudaExprProgram, ValidationNamesTheProblem) {
+  ExprProgram p({4});
+  const int x = p.input("x", DType::F32, {4});
+  EXPECT_NE(validation_error(p).find("no outputs"), std::string::npos);
+  p.output("y", p.op(ExprOp::Add, {x}), DType::F32);
+  EXPECT_NE(validation_error(p).find("has 1 operands, needs 2"), std::string::npos) << validation_error(p);
+
+  ExprProgram q({4});
+  q.output("y", q.op(ExprOp::Neg, {3}), DType::F32);
+  EXPECT_NE(validation_error(q).find("uses %3"), std::string::npos) << validation_error(q);
+
+  ExprProgram r({4});
+  r.output("y", r.input("x", DType::F32, {5}), DType::F32);
+  EXPECT_NE(validation_error(r).find("does not broadcast"), std::string::npos) << validation_error(r);
+
+  ExprProgram s({4});
+  s.output("y", s.input("x", DType::F64, {4}), DType::F32);
+  EXPECT_NE(validation_error(s).find("dtype f64"), std::string::npos) << validation_error(s);
+
+  ExprProgram t({4});
+  t.output("y", t.cast(t.input("x", DType::F32, {4}), DType::I64), DType::F32);
+  EXPECT_NE(validation_error(t).find("casts to i64"), std::string::npos) << validation_error(t);
+  EXPECT_THROW(emit_elementwise(t), Error);
+}
+
+TEST(CudaEmitUtil, Literals) {
+  EXPECT_EQ(float_literal(1.0), "1.0f");
+  EXPECT_EQ(float_literal(0.5), "0.5f");
+  EXPECT_EQ(float_literal(1e-8), "1e-08f");
+  EXPECT_EQ(float_literal(-2.0), "-2.0f");
+  EXPECT_EQ(float_literal(std::numeric_limits<double>::infinity()), "dlc_inf()");
+  EXPECT_EQ(float_literal(-std::numeric_limits<double>::infinity()), "(-dlc_inf())");
+  EXPECT_EQ(double_literal(0.999), "0.999");
+  EXPECT_EQ(double_literal(3.0), "3.0");
+  // Shortest text that reads back as the same float.
+  for (double v : {0.1, 0.9, 0.999, 1e-5, 3.14159265358979, 123456.789}) {
+    const std::string s = float_literal(v);
+    EXPECT_EQ(std::strtof(s.c_str(), nullptr), float(v)) << s;
+  }
+}
+
+TEST(CudaEmitUtil, TemplatesAndNames) {
+  EXPECT_EQ(fill("a ${X} b ${Y} ${X}", {{"X", "1"}, {"Y", "2"}}), "a 1 b 2 1");
+  EXPECT_THROW(fill("${X} ${Z}", {{"X", "1"}}), Error);
+  EXPECT_THROW(fill("${X}", {{"X", "1"}, {"UNUSED", "2"}}), Error);
+  EXPECT_EQ(kernel_name("softmax_fwd", DType::BF16, "4x8"), "dlc_softmax_fwd_bf16_4x8");
+  EXPECT_EQ(dims_tag({}), "scalar");
+  EXPECT_EQ(index_type(1000), "int");
+  EXPECT_EQ(index_type(int64_t(1) << 31), "long long");
+  EXPECT_EQ(grid_for(0, 256), 1);
+  EXPECT_EQ(grid_for(257, 256), 2);
+  EXPECT_EQ(grid_for(int64_t(1) << 40, 256), int64_t(1) << 20);
+  EXPECT_EQ(cuda_type(DType::BF16), "__nv_bfloat16");
+  EXPECT_THROW(cuda_type(DType::F64), Error);
+}
+
+TEST(CudaEmitters, EveryCaseIsCompleteAndDeterministic) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    const std::vector<KernelSource> a = test::kernel_cases(t), b = test::kernel_cases(t);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].source, b[i].source) << a[i].name;
+      const std::string base = a[i].name.substr(0, a[i].name.size() - 3);
+      EXPECT_EQ(a[i].name, base + ".cu");
+      EXPECT_EQ(a[i].source.find("${"), std::string::npos) << a[i].name;
+      EXPECT_EQ(a[i].workspace_bytes % 256, 0) << a[i].name;
+      for (const KernelEntry& e : a[i].entries) {
+        EXPECT_NE(a[i].source.find(") " + e.name + "(\n"), std::string::npos) << e.name << " is not defined";
+        EXPECT_EQ(e.name.rfind(base, 0), 0u) << e.name << " is not named after its source";
+      }
+      // Only sources with 16-bit tensors include the 16-bit headers (they cost compile time).
+      if (a[i].kind != "elementwise") {
+        EXPECT_EQ(a[i].source.find("cuda_bf16.h") != std::string::npos, t == DType::BF16) << a[i].name;
+      }
+    }
+  }
+}
+
+TEST(CudaEmitters, ElementwiseNamesFollowTheProgram) {
+  const KernelSource a = emit_elementwise(test::bias_relu_program(DType::F32));
+  const KernelSource b = emit_elementwise(test::bias_relu_program(DType::F16));
+  const KernelSource c = emit_elementwise(test::bias_relu_program(DType::F32, 64, 256));
+  EXPECT_NE(a.entries[0].name, b.entries[0].name);
+  EXPECT_NE(a.entries[0].name, c.entries[0].name);
+  EXPECT_EQ(a.entries[0].params, (std::vector<std::string>{"x", "b", "y"}));
+}
+
+TEST(CudaEmitters, ElementwiseVectorPathWhereRowsAllowIt) {
+  // Rows of 128: 4-wide loads of x and b. Rows of 7: one element at a time.
+  EXPECT_NE(emit_elementwise(test::bias_relu_program(DType::F32))
+                .source.find("dlc_load4(in1 + dlc_offset1(i), a1)"),
+            std::string::npos);
+  EXPECT_EQ(emit_elementwise(test::bias_relu_program(DType::F32, 6, 7)).source.find("dlc_load4"),
+            std::string::npos);
+  // A column broadcast ([64, 1]) is read once per 4 outputs.
+  ExprProgram p({64, 128});
+  p.output("y", p.op(ExprOp::Mul, {p.input("x", DType::F32, {64, 128}), p.input("s", DType::F32, {64, 1})}),
+           DType::F32);
+  EXPECT_NE(emit_elementwise(p).source.find("dlc_splat4(dlc_to_float(in1[dlc_offset1(i)]), a1)"),
+            std::string::npos);
+  const KernelEntry e = emit_elementwise(p).entries[0];
+  EXPECT_EQ(e.launch.grid[0], 64 * 128 / 1024);
+  EXPECT_EQ(e.launch.block[0], 256);
+}
+
+TEST(CudaEmitters, RowMapping) {
+  EXPECT_TRUE(row_mapping({100, 1024, 1}).warp_per_row);
+  EXPECT_EQ(row_mapping({100, 1024, 1}).grid, 13);
+  const RowMapping long_rows = row_mapping({3, 50000, 1});
+  EXPECT_FALSE(long_rows.warp_per_row);
+  EXPECT_EQ(long_rows.block, 1024);
+  EXPECT_EQ(long_rows.grid, 3);
+  EXPECT_EQ(column_splits(65536, 2), 132);
+  EXPECT_EQ(column_splits(100, 2), 1);
+  EXPECT_EQ(column_splits(1 << 20, 1000), 1);
+}
+
+TEST(CudaEmitters, WorkspacesAndSplits) {
+  const KernelSource cols = emit_reduce({ReduceOp::Sum, DType::F32, 1, 65536, 64});
+  ASSERT_EQ(cols.entries.size(), 2u);
+  EXPECT_EQ(cols.entries[0].params, (std::vector<std::string>{"x", "workspace"}));
+  EXPECT_EQ(cols.workspace_bytes, 132 * 64 * 4);
+  EXPECT_EQ(emit_reduce({ReduceOp::Max, DType::F32, 64, 100, 256}).entries.size(), 1u);
+
+  const KernelSource ln = emit_layer_norm_backward({DType::F16, 64, 768, 1e-5, true});
+  ASSERT_EQ(ln.entries.size(), 2u);
+  EXPECT_EQ(ln.workspace_bytes, 512);
+  const KernelSource ln_split = emit_layer_norm_backward({DType::F16, 16384, 64, 1e-5, true});
+  ASSERT_EQ(ln_split.entries.size(), 3u);
+  EXPECT_EQ(ln_split.entries[1].params[3], "workspace+131072");
+
+  const KernelSource ce =
+      emit_cross_entropy_forward({DType::F32, DType::I64, 64, 1000, 1, "none", std::nullopt});
+  EXPECT_EQ(ce.entries.size(), 1u);
+  EXPECT_EQ(ce.workspace_bytes, 0);
+  EXPECT_EQ(emit_cross_entropy_backward({DType::F32, DType::I64, 64, 10, 1, "mean", -1}).entries.size(), 2u);
+  EXPECT_EQ(
+      emit_cross_entropy_backward({DType::F32, DType::I64, 64, 10, 1, "mean", std::nullopt}).entries.size(),
+      1u);
+
+  EXPECT_EQ(emit_embedding_backward({DType::F32, DType::I64, 10, 4, 3}).entries.size(), 2u);
+  const KernelSource emb = emit_embedding_backward({DType::BF16, DType::I64, 10, 4, 3});
+  EXPECT_EQ(emb.entries.size(), 3u);
+  EXPECT_EQ(emb.workspace_bytes, 256);
+}
+
+TEST(CudaEmitters, RejectBadSpecs) {
+  EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F64, 1, 1, 1}), Error);
+  EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F32, 0, 1, 1}), Error);
+  EXPECT_THROW(emit_softmax_forward({DType::I32, 1, 1, 1, false}), Error);
+  EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::F32, 1, 2, 1, "mean", std::nullopt}), Error);
+  EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::I64, 1, 2, 1, "avg", std::nullopt}), Error);
+  EXPECT_THROW(emit_embedding_gather({DType::F32, DType::F16, 1, 1, 1}), Error);
+  EXPECT_THROW(emit_sgd_update({DType::I64, 0, 0, 0, false}), Error);
+}
+
+TEST(CudaMultiTensor, AssignsChunks) {
+  std::vector<MultiTensorEntry> entries(3);
+  entries[0].n = kMultiTensorChunk;
+  entries[1].n = kMultiTensorChunk + 1;
+  entries[2].n = 1;
+  EXPECT_EQ(assign_chunks(entries), 4);
+  EXPECT_EQ(entries[1].first_chunk, 1);
+  EXPECT_EQ(entries[2].first_chunk, 3);
+  EXPECT_EQ(multi_tensor_grid(0), 1);
+}
+
+}  // namespace
+}  // namespace dlc::codegen::cuda

@@ -1,0 +1,35 @@
+// Registration of the training-compile options.
+#include "tools/dlc/training_options.h"
+
+namespace dlc::tool {
+
+void TrainingCompileFlags::add_to(CLI::App* cmd) {
+  passes::LossOptions& loss = options.loss;
+  passes::OptimizerOptions& opt = options.optimizer;
+  registered_ = {
+      cmd->add_option("--loss", loss.kind, "cross_entropy | mse | l1 | output (default cross_entropy)"),
+      cmd->add_option("--output", loss.output, "the model output the loss applies to (default: the first)"),
+      cmd->add_option("--label", loss.label, "name of the label array (default: label)"),
+      cmd->add_option("--optimizer", opt.kind, "sgd | adam | adamw | rmsprop (default sgd)"),
+      cmd->add_option("--momentum", opt.momentum, "SGD / RMSprop momentum (default 0)"),
+      cmd->add_flag("--nesterov", opt.nesterov, "Nesterov momentum (SGD)"),
+      cmd->add_option("--weight-decay", opt.weight_decay, "weight decay (default 0)"),
+      cmd->add_option("--beta1", opt.beta1, "Adam beta1 (default 0.9)"),
+      cmd->add_option("--beta2", opt.beta2, "Adam beta2 (default 0.999)"),
+      cmd->add_option("--eps", opt.eps, "Adam / RMSprop epsilon (default 1e-8)"),
+      cmd->add_option("--alpha", opt.alpha, "RMSprop smoothing constant (default 0.99)"),
+      cmd->add_flag("--centered", opt.centered, "centered RMSprop (normalize by the gradient's variance)"),
+      cmd->add_option("--clip-norm", opt.clip_norm, "clip the global L2 norm of the gradients to MAX"),
+      cmd->add_option("--accumulate", opt.accumulate,
+                      "accumulate gradients over K micro-batches of --batch per optimizer step (default 1)"),
+      cmd->add_option("--freeze", options.freeze, "regex of parameter names to keep fixed"),
+  };
+}
+
+const CLI::Option* TrainingCompileFlags::first_given() const {
+  for (const CLI::Option* o : registered_)
+    if (o->count() > 0) return o;
+  return nullptr;
+}
+
+}  // namespace dlc::tool
