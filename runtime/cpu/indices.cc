@@ -5,14 +5,14 @@
 
 namespace dlc::cpu {
 
-std::vector<int64_t> read_indices(const KernelContext& ctx, const TensorView& v) {
+std::vector<int64_t> read_indices(const KernelContext& ctx, const TensorView& v, const char* what) {
   std::vector<int64_t> idx(size_t(v.numel()));
   if (v.dtype == DType::I64)
     std::copy_n(v.as<int64_t>(), idx.size(), idx.begin());
   else if (v.dtype == DType::I32)
     std::copy_n(v.as<int32_t>(), idx.size(), idx.begin());
   else
-    ctx.fail("indices must be i32 or i64, got {}", dtype_name(v.dtype));
+    ctx.fail("{} must be i32 or i64, got {}", what, dtype_name(v.dtype));
   return idx;
 }
 

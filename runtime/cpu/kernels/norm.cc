@@ -7,6 +7,7 @@
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/indices.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/philox.h"
@@ -171,18 +172,6 @@ void dropout(KernelContext& ctx) {
   }
 }
 
-// Class indices of a loss's target as int64 (the target is i64 or i32).
-std::vector<int64_t> read_targets(const KernelContext& ctx, const TensorView& t) {
-  std::vector<int64_t> out(size_t(t.numel()));
-  if (t.dtype == DType::I64)
-    std::copy_n(t.as<int64_t>(), out.size(), out.begin());
-  else if (t.dtype == DType::I32)
-    std::copy_n(t.as<int32_t>(), out.size(), out.begin());
-  else
-    ctx.fail("target dtype {} is not supported", dtype_name(t.dtype));
-  return out;
-}
-
 // Negative log-likelihood over log-probabilities `logp` [N, C, D] (D: the flattened d1, d2, …)
 // with the node's target, optional weight and reduction; writes ctx.outputs[0].
 template <typename T>
@@ -190,7 +179,7 @@ void nll_loss(KernelContext& ctx, const T* logp) {
   const TensorView& in = ctx.inputs[0];
   const NcsDims dims = ncs_dims(in);
   const int64_t N = dims.n, C = dims.c, D = dims.s;
-  const std::vector<int64_t> target = read_targets(ctx, ctx.inputs[1]);
+  const std::vector<int64_t> target = read_indices(ctx, ctx.inputs[1], "target");
   const T* weight = ctx.has_input(2) ? ctx.inputs[2].as<T>() : nullptr;
   const bool has_ignore = ctx.attrs.has("ignore_index");
   const int64_t ignore = has_ignore ? ctx.attrs.i("ignore_index") : 0;
