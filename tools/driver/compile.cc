@@ -3,11 +3,13 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <iostream>
+
 #include "codegen/cpu_evaluator.h"
 #include "codegen/lower.h"
-#include "ir/verifier.h"
 #include "passes/dce.h"
 #include "passes/expand_gradients.h"
+#include "passes/pass_manager.h"
 
 namespace dlc::driver {
 
@@ -20,10 +22,10 @@ std::unique_ptr<ir::Graph> import_with(CompileOptions options, Import&& import) 
   codegen::CpuEvaluator evaluator;
   options.import.evaluator = &evaluator;
   std::unique_ptr<ir::Graph> graph = import(options.import);
-  passes::ExpandGradients().run(*graph);
-  passes::DeadCodeElimination dce;
-  dce.run(*graph);
-  ir::verify(*graph);
+  passes::PassManager pm({}, std::cerr);
+  pm.add(std::make_unique<passes::ExpandGradients>());
+  pm.add(std::make_unique<passes::DeadCodeElimination>());
+  pm.run(*graph);
   return graph;
 }
 

@@ -1,11 +1,13 @@
 // The training compile pipeline.
 #include "tools/driver/train_compile.h"
 
+#include <iostream>
 #include "codegen/lower.h"
 #include "frontend/onnx_export.h"
-#include "ir/verifier.h"
+
 #include "passes/autodiff.h"
 #include "passes/dce.h"
+#include "passes/pass_manager.h"
 #include "passes/training_mode.h"
 
 namespace dlc::driver {
@@ -13,16 +15,13 @@ namespace dlc::driver {
 namespace {
 
 void run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
-  passes::TrainingMode training_mode;
-  passes::Loss loss(options.loss);
-  passes::Autodiff autodiff(options.freeze);
-  passes::Optimizer optimizer(options.optimizer);
-  passes::DeadCodeElimination dce;
-  for (passes::Pass* p :
-       std::initializer_list<passes::Pass*>{&training_mode, &loss, &autodiff, &optimizer, &dce}) {
-    p->run(g);
-    ir::verify(g);
-  }
+  passes::PassManager pm({}, std::cerr);
+  pm.add(std::make_unique<passes::TrainingMode>());
+  pm.add(std::make_unique<passes::Loss>(options.loss), /*required=*/true);
+  pm.add(std::make_unique<passes::Autodiff>(options.freeze), /*required=*/true);
+  pm.add(std::make_unique<passes::Optimizer>(options.optimizer), /*required=*/true);
+  pm.add(std::make_unique<passes::DeadCodeElimination>());
+  pm.run(g);
 }
 
 // The leading dimension of the first data input (the rows of one micro-batch).
