@@ -1,6 +1,8 @@
 // Operation counts.
 #include "codegen/flops.h"
 
+#include "dlc/expr_program.h"
+
 namespace dlc::codegen {
 
 namespace {
@@ -26,14 +28,29 @@ int64_t node_flops(const ir::Node& n) {
       const int64_t k = a.size() < 2 ? a.back() : (ta ? a[a.size() - 2] : a.back());
       return 2 * elements(n.outputs[0]) * k;
     }
-    case ir::OpKind::Conv: return conv_flops(n.outputs[0], n.inputs[1]);
-    case ir::OpKind::ConvTranspose: return conv_flops(n.inputs[0], n.inputs[1]);
+    case ir::OpKind::Conv:
+      return conv_flops(n.outputs[0], n.inputs[1]);
+    case ir::OpKind::ConvTranspose:
+      return conv_flops(n.inputs[0], n.inputs[1]);
     // dW[OC, IC/g, k…] sums over N and the output positions: the forward Conv's count.
     case ir::OpKind::ConvGradFilter: {
       const Shape& dw = n.outputs[0]->type.shape;
       int64_t per_output = 1;
       for (size_t i = 1; i < dw.size(); ++i) per_output *= dw[i];
       return 2 * elements(n.inputs[0]) * per_output;
+    }
+    // One per element and arithmetic instruction of the program (loads, constants and the
+    // roundings of 16-bit intermediates are free, as in the unfused ops they stand for).
+    case ir::OpKind::FusedElementwise: {
+      std::vector<ExprInput> inputs;
+      for (const ir::Value* v : n.inputs) inputs.push_back({v->name, v->type.dtype, v->type.shape});
+      std::vector<std::string> names;
+      for (const ir::Value* v : n.outputs) names.push_back(v->name);
+      const ExprProgram p = parse_expr_program(n.attrs.s("program"), std::move(inputs), names);
+      int64_t ops = 0;
+      for (const ExprInstr& i : p.instrs)
+        ops += i.op != ExprOp::Input && i.op != ExprOp::Constant && i.op != ExprOp::Cast;
+      return ops * num_elements(p.dims);
     }
     default: {
       int64_t total = 0;

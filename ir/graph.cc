@@ -140,6 +140,10 @@ void Graph::replace_all_uses(Value* from, Value* to) {
     if (update.first == from) update.first = to;
 }
 
+bool Graph::is_output(const Value* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
 void Graph::rename_value(Value* v, const std::string& name) {
   if (v->name == name) return;
   if (by_name_.count(name)) throw Error(fmt::format("duplicate value name '{}'", name));

@@ -82,6 +82,8 @@ class Graph {
 
   const std::vector<Value*>& inputs() const { return inputs_; }  // Input and Label roles
   const std::vector<Value*>& outputs() const { return outputs_; }
+  /// Whether `v` is a graph output (its name is then part of the signature).
+  bool is_output(const Value* v) const;
   /// Parameters, state and constants, in creation order.
   const std::vector<Value*>& initializers() const { return initializers_; }
   std::vector<Node*> nodes() const;

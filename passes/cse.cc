@@ -9,10 +9,6 @@ namespace dlc::passes {
 
 namespace {
 
-bool is_output(const ir::Graph& g, const ir::Value* v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
-
 // Ops whose result is not a function of their inputs and attributes alone.
 bool is_random(ir::OpKind op) { return op == ir::OpKind::Dropout; }
 
@@ -29,7 +25,7 @@ int merge_constants(ir::Graph& g) {
   int merged = 0;
   std::vector<ir::Value*> kept;
   for (ir::Value* c : g.initializers()) {
-    if (c->role != ir::Role::Constant || is_output(g, c)) continue;
+    if (c->role != ir::Role::Constant || g.is_output(c)) continue;
     auto same =
         std::find_if(kept.begin(), kept.end(), [&](const ir::Value* k) { return *k->data == *c->data; });
     if (same == kept.end()) {
@@ -55,7 +51,7 @@ bool CommonSubexpressionElimination::run(ir::Graph& g) {
     auto earlier = std::find_if(bucket.begin(), bucket.end(),
                                 [&](const ir::Node* e) { return same_computation(*e, *n); });
     const bool keeps_name = std::any_of(n->outputs.begin(), n->outputs.end(),
-                                        [&](const ir::Value* v) { return v && is_output(g, v); });
+                                        [&](const ir::Value* v) { return v && g.is_output(v); });
     if (earlier == bucket.end() || keeps_name) {
       bucket.push_back(n);
       continue;

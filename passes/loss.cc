@@ -63,8 +63,22 @@ bool Loss::run(ir::Graph& g) {
                          ? g.add_node(ir::OpKind::Mul, {diff, diff}, {}, {""}, "loss_square")->outputs[0]
                          : g.add_node(ir::OpKind::Abs, {diff}, {}, {""}, "loss_abs")->outputs[0];
     loss = mean_of(g, per);
+  } else if (kind == "bce_logits") {
+    // PyTorch's BCEWithLogitsLoss in its stable form: max(x, 0) - x*y + log(1 + exp(-|x|)).
+    ir::Value* label = g.add_input(options_.label, out->type, ir::Role::Label);
+    auto op = [&](ir::OpKind kind, std::vector<ir::Value*> args, const char* name) {
+      return g.add_node(kind, std::move(args), {}, {""}, name)->outputs[0];
+    };
+    ir::Value* relu = op(ir::OpKind::Relu, {out}, "loss_bce_relu");
+    ir::Value* xy = op(ir::OpKind::Mul, {out, label}, "loss_bce_xy");
+    ir::Value* neg_abs =
+        op(ir::OpKind::Neg, {op(ir::OpKind::Abs, {out}, "loss_bce_abs")}, "loss_bce_neg_abs");
+    ir::Value* log_term = op(ir::OpKind::Softplus, {neg_abs}, "loss_bce_softplus");
+    ir::Value* per =
+        op(ir::OpKind::Add, {op(ir::OpKind::Sub, {relu, xy}, "loss_bce_sub"), log_term}, "loss_bce");
+    loss = mean_of(g, per);
   } else {
-    throw Error(fmt::format("loss: unknown loss '{}' (cross_entropy, mse, l1, output)", kind));
+    throw Error(fmt::format("loss: unknown loss '{}' (cross_entropy, mse, l1, bce_logits, output)", kind));
   }
   std::vector<ir::Value*> outs = {loss};
   for (ir::Value* v : g.outputs())

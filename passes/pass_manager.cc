@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <ostream>
 #include <sstream>
+#include <system_error>
 
 #include "dlc/error.h"
 #include "dlc/file_util.h"
@@ -49,7 +50,23 @@ void PassManager::check_options() const {
   for (size_t i = 0; i < passes_.size(); ++i)
     if (required_[i] && contains(options_.disabled, names[i]))
       throw Error(fmt::format("--disable-pass {}: this pipeline cannot run without it", names[i]));
-  if (options_.stop_after < 0) throw Error("--stop-after must be a positive pass count");
+  passes_to_run();  // throws on a bad --stop-after
+}
+
+size_t PassManager::passes_to_run() const {
+  const std::string& stop = options_.stop_after;
+  if (stop.empty()) return passes_.size();
+  const std::vector<std::string> names = pass_names();
+  auto named = std::find(names.begin(), names.end(), stop);
+  if (named != names.end()) return size_t(named - names.begin()) + 1;
+  if (std::all_of(stop.begin(), stop.end(), [](char c) { return c >= '0' && c <= '9'; }) && stop.size() < 9) {
+    const size_t n = std::stoul(stop);
+    if (n >= 1 && n <= names.size()) return n;
+    throw Error(fmt::format("--stop-after {}: the pipeline has passes 1 to {} ({})", stop, names.size(),
+                            fmt::join(names, ", ")));
+  }
+  throw Error(fmt::format("--stop-after {}: no such pass in this pipeline (passes: {})", stop,
+                          fmt::join(names, ", ")));
 }
 
 void PassManager::after_pass(const ir::Graph& graph, size_t index, const std::string& name) const {
@@ -60,7 +77,11 @@ void PassManager::after_pass(const ir::Graph& graph, size_t index, const std::st
   if (!options_.dump_dir.empty()) {
     std::ostringstream text;
     ir::print_graph(text, graph);
-    std::filesystem::create_directories(options_.dump_dir);
+    std::error_code error;
+    std::filesystem::create_directories(options_.dump_dir, error);
+    if (error)
+      throw Error(
+          fmt::format("--dump-ir {}: cannot create the folder: {}", options_.dump_dir, error.message()));
     write_file_atomic(
         (std::filesystem::path(options_.dump_dir) / fmt::format("{:02}-{}.dlir", index + 1, name)).string(),
         text.str());
@@ -70,14 +91,12 @@ void PassManager::after_pass(const ir::Graph& graph, size_t index, const std::st
 bool PassManager::run(ir::Graph& graph) {
   check_options();
   records_.clear();
-  bool completed = true;
+  const size_t to_run = passes_to_run();
   for (size_t i = 0; i < passes_.size(); ++i) {
     Pass& pass = *passes_[i];
     PassRecord record;
     record.name = std::string(pass.name());
-    const bool stopped = options_.stop_after > 0 && int(i) >= options_.stop_after;
-    completed = completed && !stopped;
-    if (!stopped && !contains(options_.disabled, record.name)) {
+    if (i < to_run && !contains(options_.disabled, record.name)) {
       const auto start = std::chrono::steady_clock::now();
       record.changed = pass.run(graph);
       record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -94,7 +113,7 @@ bool PassManager::run(ir::Graph& graph) {
     }
     records_.push_back(std::move(record));
   }
-  return completed;
+  return options_.stop_after.empty();
 }
 
 }  // namespace dlc::passes

@@ -1,6 +1,6 @@
 // The pass manager: runs a pipeline of passes over one graph, verifies the IR after each, and
 // carries the user's pipeline flags — disable a pass, print or dump the IR after passes, stop
-// after the N-th pass — the same way for `dlc compile`, `dlc train` and `dlc opt`.
+// after a named or the N-th pass — the same way for `dlc compile`, `dlc train` and `dlc opt`.
 #pragma once
 
 #include <iosfwd>
@@ -13,13 +13,23 @@
 
 namespace dlc::passes {
 
+/// Debug builds verify the IR after every pass unless told otherwise; release builds when asked
+/// (--verify-each), as the tests do.
+#ifdef NDEBUG
+inline constexpr bool kVerifyEachByDefault = false;
+#else
+inline constexpr bool kVerifyEachByDefault = true;
+#endif
+
 struct PipelineOptions {
   std::vector<std::string> disabled;     // --disable-pass NAME (repeatable)
   bool print_after_all = false;          // --print-ir-after-all
   std::vector<std::string> print_after;  // --print-ir-after PASS (repeatable)
   std::string dump_dir;                  // --dump-ir DIR: DIR/NN-PASS.dlir after each pass
-  int stop_after = 0;                    // --stop-after N: run only the first N passes (0: all)
-  bool verify_each = true;               // ir::verify after every pass
+  /// --stop-after PASS: run the passes up to the first one called PASS, or up to the N-th when it
+  /// is a number N (the numbers of --print-ir-after-all and --dump-ir); empty: all.
+  std::string stop_after;
+  bool verify_each = kVerifyEachByDefault;  // ir::verify after every pass
 };
 
 /// What one pass did in the last run.
@@ -42,15 +52,20 @@ class PassManager {
 
   /// Runs the pipeline; throws dlc::Error naming the pass whose output fails verification, or a
   /// pass name in the options that is not in the pipeline. Returns false when --stop-after ended
-  /// the run early (the graph is then only partly compiled).
+  /// the run (even at the last pass): the caller then shows the IR rather than going on.
   bool run(ir::Graph& graph);
+
+  /// Throws dlc::Error for an option naming a pass not in the pipeline, a disabled required
+  /// pass, or a bad --stop-after; run() checks first too.
+  void check_options() const;
 
   const std::vector<PassRecord>& records() const { return records_; }
   /// Passes in pipeline order, for messages and `--help`.
   std::vector<std::string> pass_names() const;
 
  private:
-  void check_options() const;
+  /// How many passes run: all, or those up to --stop-after.
+  size_t passes_to_run() const;
   void after_pass(const ir::Graph& graph, size_t index, const std::string& name) const;
 
   PipelineOptions options_;

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include "dlc/error.h"
+#include "passes/canonicalize.h"
 #include "passes/constant_fold.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fusion.h"
 
 namespace dlc::passes {
 
@@ -34,6 +36,8 @@ const std::vector<Registration>& table() {
         [](const PassServices&) -> std::unique_ptr<Pass> {
           return std::make_unique<CommonSubexpressionElimination>();
         },
+        [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Canonicalize>(); },
+        [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Fusion>(); },
     };
     // Names and summaries come from the passes themselves; an evaluator stand-in lets the
     // constructors run without real services.

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -13,6 +15,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
+#include "runtime/step_profile.h"
 
 namespace dlc {
 
@@ -72,6 +75,11 @@ class CpuSession final : public Session {
     bind(p.inputs(), inputs_);
     bind(p.labels(), inputs_);
     bind(p.outputs(), outputs_);
+    if (StepProfile::requested()) profile_ = std::make_unique<StepProfile>();
+  }
+
+  ~CpuSession() override {
+    if (profile_) profile_->print(stderr);
   }
 
   const std::vector<Signature>& inputs() const override { return inputs_; }
@@ -86,11 +94,19 @@ class CpuSession final : public Session {
   }
 
   void run() override {
+    using Clock = std::chrono::steady_clock;
+    if (profile_) profile_->add_run();
     for (PreparedStep& s : steps_) {
       cpu::KernelContext ctx{s.attrs, {}, {}, &s.state, s.name, s.kernel};
       for (int32_t i : s.inputs) ctx.inputs.push_back(i < 0 ? cpu::TensorView{} : views_[i]);
       for (int32_t i : s.outputs) ctx.outputs.push_back(i < 0 ? cpu::TensorView{} : views_[i]);
+      if (!profile_) {
+        s.fn(ctx);
+        continue;
+      }
+      const Clock::time_point t0 = Clock::now();
       s.fn(ctx);
+      profile_->add(s.kernel, std::chrono::duration<double>(Clock::now() - t0).count());
     }
   }
 
@@ -138,6 +154,7 @@ class CpuSession final : public Session {
   std::map<std::string, int> buffer_of_;
   std::vector<std::string> state_names_;
   std::map<std::string, int> state_index_;
+  std::unique_ptr<StepProfile> profile_;  // null unless DLC_PROFILE is set
 };
 
 }  // namespace

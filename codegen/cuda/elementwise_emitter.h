@@ -7,8 +7,8 @@
 // Entry: (in0, in1, …, out0, out1, …): the program's inputs then its outputs, as declared.
 #pragma once
 
-#include "codegen/cuda/expr_program.h"
 #include "codegen/cuda/kernel_source.h"
+#include "dlc/expr_program.h"
 
 namespace dlc::codegen::cuda {
 

@@ -1,4 +1,4 @@
-// The pooling window.
+// The pooling window and its per-dimension taps.
 #include "runtime/cpu/pool_window.h"
 
 namespace dlc::cpu {
@@ -27,6 +27,29 @@ PoolGeometry pool_geometry(const KernelContext& ctx, const Shape& x, const Shape
     g.pe[i] = real ? p[j + g.spatial] : 0;
   }
   return g;
+}
+
+bool tiles_2x2(const PoolGeometry& g) {
+  if (g.spatial != 2 || g.planes == 0) return false;
+  for (int i = 1; i < 3; ++i)
+    if (g.k[i] != 2 || g.s[i] != 2 || g.d[i] != 1 || g.pb[i] != 0 || g.in[i] != 2 * g.out[i]) return false;
+  return true;
+}
+
+PoolDimTaps::PoolDimTaps(const PoolGeometry& g, int i) {
+  for (int64_t o = 0; o < g.out[i]; ++o) {
+    const int64_t start = o * g.s[i] - g.pb[i];
+    int64_t first = 0, last = g.k[i], in_pad = 0;
+    for (int64_t t = 0; t < g.k[i]; ++t) {
+      const int64_t c = start + t * g.d[i];
+      if (c < 0) first = t + 1;
+      if (c >= g.in[i] && last == g.k[i]) last = t;
+      if (c >= -g.pb[i] && c < g.in[i] + g.pe[i]) ++in_pad;
+    }
+    lo.push_back(first);
+    hi.push_back(last);
+    padded.push_back(in_pad);
+  }
 }
 
 }  // namespace dlc::cpu

@@ -2,6 +2,8 @@
 // (leading size-1 dims), and the loop over every output position with its valid kernel taps.
 #pragma once
 
+#include <vector>
+
 #include "runtime/cpu/kernel.h"
 
 namespace dlc::cpu {
@@ -18,6 +20,10 @@ struct PoolGeometry {
 /// The window of `ctx`'s attributes (kernel_shape, strides, dilations, pads) between an input of
 /// dims `x` and an output of dims `y` (N x C x D1… with 1 to 3 spatial dims).
 PoolGeometry pool_geometry(const KernelContext& ctx, const Shape& x, const Shape& y);
+
+/// Whether the windows are 2x2 with stride 2, no dilation and no leading padding, and tile the
+/// input exactly (2-D, even sizes): the usual pooling, which kernels special-case.
+bool tiles_2x2(const PoolGeometry& g);
 
 /// The taps of one output position: valid kernel taps [lo, hi) per dim and how many taps lie in
 /// the padded extent.
@@ -39,29 +45,29 @@ struct PoolWindow {
   int64_t offset(int64_t i0, int64_t i1, int64_t i2) const { return (i0 * g.in[1] + i1) * g.in[2] + i2; }
 };
 
+/// The valid taps [lo, hi) and the count of taps inside the padded extent of every output
+/// coordinate of spatial dim i (0..2): windows along one dim depend only on that coordinate.
+struct PoolDimTaps {
+  std::vector<int64_t> lo, hi, padded;
+  PoolDimTaps(const PoolGeometry& g, int i);
+};
+
 /// Calls visit(plane, output index in the plane, window) for every output element, in parallel
 /// over planes (one thread per plane at a time, so a plane's writes never race).
 template <typename Visit>
 void pool_loop(const PoolGeometry& g, Visit&& visit) {
+  const PoolDimTaps t0(g, 0), t1(g, 1), t2(g, 2);
 #pragma omp parallel for schedule(static) if (g.planes * g.out_plane() > 4096)
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-          PoolWindow w{g, {o0, o1, o2}, {}, {}, 1};
-          for (int i = 0; i < 3; ++i) {
-            const int64_t start = w.o[i] * g.s[i] - g.pb[i];
-            w.lo[i] = 0;
-            w.hi[i] = g.k[i];
-            int64_t in_pad = 0;  // taps inside the padded extent
-            for (int64_t t = 0; t < g.k[i]; ++t) {
-              const int64_t c = start + t * g.d[i];
-              if (c < 0) w.lo[i] = t + 1;
-              if (c >= g.in[i] && w.hi[i] == g.k[i]) w.hi[i] = t;
-              if (c >= -g.pb[i] && c < g.in[i] + g.pe[i]) ++in_pad;
-            }
-            w.padded *= in_pad;
-          }
+          const size_t a = size_t(o0), b = size_t(o1), c = size_t(o2);
+          const PoolWindow w{g,
+                             {o0, o1, o2},
+                             {t0.lo[a], t1.lo[b], t2.lo[c]},
+                             {t0.hi[a], t1.hi[b], t2.hi[c]},
+                             t0.padded[a] * t1.padded[b] * t2.padded[c]};
           visit(pl, (o0 * g.out[1] + o1) * g.out[2] + o2, w);
         }
   }

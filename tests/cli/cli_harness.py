@@ -32,8 +32,10 @@ def run_dlc(dlc, args, timeout=300):
     return subprocess.run([dlc] + args, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
 
 
-class FailureChecker:
-    """Runs dlc commands that must fail cleanly and collects the cases that did not."""
+class CaseResults:
+    """The named cases of one command-line test that failed; `summary` says "all WHAT cases
+    {PASSED}" when none did."""
+    PASSED = "pass"
 
     def __init__(self, dlc, verbose=False):
         self.dlc = dlc
@@ -43,6 +45,19 @@ class FailureChecker:
     def fail(self, name, problem):
         self.failures.append(name)
         print(f"FAIL {name}: {problem}")
+
+    def summary(self, what):
+        """Prints the result; returns the exit status of the test."""
+        if self.failures:
+            print(f"{len(self.failures)} {what} case(s) failed: {' '.join(self.failures)}")
+            return 1
+        print(f"all {what} cases {self.PASSED}")
+        return 0
+
+
+class FailureChecker(CaseResults):
+    """Runs dlc commands that must fail cleanly and collects the cases that did not."""
+    PASSED = "fail cleanly"
 
     def check(self, name, args, must_name, out_dir=None, must_not_exist=(), unchanged=()):
         """Runs dlc with `args`; the failure must be clean and its message must contain `must_name`.
@@ -73,10 +88,22 @@ class FailureChecker:
         elif self.verbose:
             print(f"ok   {name}: {lines[0]}")
 
-    def summary(self, what):
-        """Prints the result; returns the exit status of the test."""
-        if self.failures:
-            print(f"{len(self.failures)} {what} case(s) failed: {' '.join(self.failures)}")
-            return 1
-        print(f"all {what} cases fail cleanly")
-        return 0
+
+class Checks(CaseResults):
+    """Named expectations about dlc runs that must succeed; collects the ones that fail."""
+
+    def expect(self, name, ok, detail=""):
+        if not ok:
+            self.fail(name, detail)
+        elif self.verbose:
+            print(f"ok   {name}")
+        return ok
+
+    def run(self, name, args):
+        """Runs dlc; returns the process when it exits 0, else records the failure and returns None."""
+        proc = run_dlc(self.dlc, args)
+        if proc.returncode != 0:
+            self.expect(name, False, f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')}\n"
+                                     f"     command: dlc {' '.join(args)}")
+            return None
+        return proc

@@ -9,7 +9,9 @@ model built here:
 - `dlc compile --train` + `dlc train PLAN` gives the checkpoint `dlc train MODEL` gives, and
   `dlc export PLAN --checkpoint` writes the initializers `--export` writes;
 - gradient accumulation: --accumulate 2 at batch 4 ends where batch 8 does (SGD, no BatchNorm);
-- the JSONL log's "lr" is the scheduled value.
+- the JSONL log's "lr" is the scheduled value;
+- --eval scores with the plan's loss: bce_logits (loss and sign accuracy) and mse (loss only)
+  equal numpy's on the outputs `dlc run` gives for the exported model.
 
 usage: train_features.py PATH/TO/dlc [-v]
 """
@@ -23,25 +25,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from cli_harness import make_model, run_dlc
-
-failures = []
-
-
-def expect(name, ok, detail=""):
-    if not ok:
-        failures.append(name)
-        print(f"FAIL {name}: {detail}")
-    elif VERBOSE:
-        print(f"ok   {name}")
-
-
-def dlc_ok(name, args):
-    proc = run_dlc(DLC, args)
-    if proc.returncode != 0:
-        expect(name, False, f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')}\n     dlc {' '.join(args)}")
-        return False
-    return True
+from cli_harness import Checks, make_model, run_dlc
 
 
 def npz_bytes(path):
@@ -49,13 +33,13 @@ def npz_bytes(path):
         return {k: z[k].tobytes() + str(z[k].dtype).encode() + str(z[k].shape).encode() for k in z.files}
 
 
-def same_checkpoints(name, a, b):
+def same_checkpoints(checks, name, a, b):
     if not (os.path.exists(a) and os.path.exists(b)):
-        expect(name, False, "a checkpoint is missing")
+        checks.expect(name, False, "a checkpoint is missing")
         return
     x, y = npz_bytes(a), npz_bytes(b)
     differ = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
-    expect(name, not differ, f"arrays differ: {differ[:8]}")
+    checks.expect(name, not differ, f"arrays differ: {differ[:8]}")
 
 
 def conv_bn_model(path, with_bn=True):
@@ -80,18 +64,18 @@ def conv_bn_model(path, with_bn=True):
 
 
 def main():
-    global DLC, VERBOSE
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    DLC = os.path.abspath(sys.argv[1])
-    VERBOSE = "-v" in sys.argv[2:]
+    dlc = os.path.abspath(sys.argv[1])
+    checks = Checks(dlc, "-v" in sys.argv[2:])
+    dlc_ok = lambda name, args: checks.run(name, args) is not None
     with tempfile.TemporaryDirectory(prefix="dlc_train_") as tmp:
         p = lambda name: os.path.join(tmp, name)
         model = conv_bn_model(p("model.onnx"))
         rng = np.random.default_rng(1)
-        np.savez(p("data.npz"), x=rng.normal(size=(36, 1, 4, 4)).astype(np.float32),
-                 label=rng.integers(0, 3, 36).astype(np.int64))
+        x = rng.normal(size=(36, 1, 4, 4)).astype(np.float32)
+        np.savez(p("data.npz"), x=x, label=rng.integers(0, 3, 36).astype(np.int64))
         data = ["--data", p("data.npz"), "--threads", "2", "--shuffle", "--seed", "3"]
 
         # Resume, bit for bit: 36 rows of batch 4 make 9 batches an epoch, so 10 steps cross an epoch
@@ -112,7 +96,7 @@ def main():
             ok &= dlc_ok(f"{name}_resumed", ["train", model, *data, *options, "--steps", "10", "--resume", half,
                                              "--save", resumed])
             if ok:
-                same_checkpoints(f"{name}_resume_is_bit_exact", straight, resumed)
+                same_checkpoints(checks, f"{name}_resume_is_bit_exact", straight, resumed)
 
         # A compiled training plan trains like the model, and exports what --export writes.
         compile_options = ["--batch", "4", "--optimizer", "adamw", "--weight-decay", "0.1"]
@@ -125,12 +109,12 @@ def main():
         ok &= dlc_ok("train_plan", ["train", plan, *loop_options, "--save", from_plan])
         ok &= dlc_ok("export_plan", ["export", plan, "--checkpoint", from_plan, "-o", exported_by_export])
         if ok:
-            same_checkpoints("plan_trains_like_model", from_model, from_plan)
+            same_checkpoints(checks, "plan_trains_like_model", from_model, from_plan)
             a = {t.name: numpy_helper.to_array(t) for t in onnx.load(exported_by_train).graph.initializer}
             b = {t.name: numpy_helper.to_array(t) for t in onnx.load(exported_by_export).graph.initializer}
             with np.load(from_plan) as ckpt:
                 trained = np.array_equal(b["conv.w"], ckpt["conv.w"]) and np.array_equal(b["bn.mean"], ckpt["bn.mean"])
-            expect("export_writes_the_trained_values",
+            checks.expect("export_writes_the_trained_values",
                    a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a) and trained)
 
         # Accumulation: two micro-batches of 4 per step end where batches of 8 do.
@@ -142,7 +126,7 @@ def main():
         if ok:
             with np.load(p("acc.npz")) as a, np.load(p("b8.npz")) as b:
                 worst = max(float(np.abs(a[k] - b[k]).max()) for k in ["conv.w", "conv.b", "fc.w", "fc.b"])
-            expect("accumulate_equals_big_batch", worst <= 1e-6, f"largest difference {worst}")
+            checks.expect("accumulate_equals_big_batch", worst <= 1e-6, f"largest difference {worst}")
 
         # The log's lr is the schedule's: linear warmup over 2 steps, then cosine to 0 at step 6.
         log = p("log.jsonl")
@@ -150,15 +134,34 @@ def main():
                               "--warmup-steps", "2", "--steps", "6", "--log", log]):
             lrs = [json.loads(line)["lr"] for line in open(log)]
             want = [0.0, 0.05] + [0.1 * 0.5 * (1 + math.cos(math.pi * k / 4)) for k in range(4)]
-            expect("log_lr_is_scheduled", len(lrs) == 6 and all(abs(a - b) < 1e-9 for a, b in zip(lrs, want)),
+            checks.expect("log_lr_is_scheduled", len(lrs) == 6 and all(abs(a - b) < 1e-9 for a, b in zip(lrs, want)),
                    f"{lrs} != {want}")
 
-    if failures:
-        print(f"{len(failures)} training feature case(s) failed: {' '.join(failures)}")
-        return 1
-    print("all training feature cases pass")
-    return 0
+        # --eval with the plan's loss, against numpy on the exported model's outputs.
+        targets = (rng.random((36, 3)) > 0.5).astype(np.float32)
+        np.savez(p("targets.npz"), x=x, label=targets)
+        np.save(p("x.npy"), x)
+        for kind in ["bce_logits", "mse"]:
+            exported, out_dir = p(f"{kind}.onnx"), p(f"{kind}_out")
+            proc = run_dlc(dlc, ["train", plain, "--loss", kind, "--data", p("targets.npz"), "--batch", "4",
+                                 "--steps", "3", "--lr", "0.05", "--eval", p("targets.npz"), "--export", exported])
+            lines = [l for l in proc.stdout.decode().splitlines() if l.startswith("eval:")]
+            if proc.returncode != 0 or len(lines) != 1:
+                checks.expect(f"eval_{kind}", False, f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')}")
+                continue
+            if not dlc_ok(f"eval_{kind}_run", ["run", exported, "--input", f"x={p('x.npy')}",
+                                               "--output-dir", out_dir]):
+                continue
+            y = np.load(os.path.join(out_dir, "y.npy")).astype(np.float64)
+            if kind == "mse":
+                want = f"eval: 36 samples, loss {np.mean((y - targets) ** 2):.4f}"
+            else:
+                loss = np.mean(np.maximum(y, 0) - y * targets + np.log1p(np.exp(-np.abs(y))))
+                accuracy = 100 * np.mean((y > 0) == (targets > 0.5))
+                want = f"eval: 36 samples, loss {loss:.4f}, accuracy {accuracy:.2f}%"
+            checks.expect(f"eval_{kind}_scores_with_the_loss", lines[0] == want, f"{lines[0]!r} != {want!r}")
 
+    return checks.summary("training feature")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -117,6 +117,7 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& model, RoundTr
   if (sets.empty()) return "no test data";
   for (const fs::path& set : sets) {
     driver::CompileOptions options;
+    options.pipeline.verify_each = true;  // tests verify the IR after every pass, as debug builds do
     for (size_t i = 0; i < input_names.size(); ++i) {
       fs::path f = set / fmt::format("input_{}.pb", i);
       if (!fs::exists(f)) break;

@@ -2,7 +2,7 @@
 #   DLC, FILECHECK   the programs
 #   MODE             opt: `dlc opt INPUT --passes P | FileCheck INPUT`, P from a line `// PASSES: P`
 #                    error: `dlc opt INPUT --passes P` must fail; its stderr is FileCheck'ed against INPUT
-#                    import: `dlc inspect --ir INPUT | FileCheck CHECK_FILE`
+#                    import: `dlc inspect --ir INPUT --disable-pass fusion | FileCheck CHECK_FILE`
 #   INPUT, CHECK_FILE, WORK_DIR (scratch space for the error mode)
 cmake_minimum_required(VERSION 3.25)
 
@@ -17,7 +17,8 @@ if(MODE STREQUAL "opt" OR MODE STREQUAL "error")
   endif()
   set(CHECK_FILE "${INPUT}")
 elseif(MODE STREQUAL "import")
-  set(dlc_args inspect --ir "${INPUT}")
+  # The import as canonicalized, before fusion rewrites the elementwise chains.
+  set(dlc_args inspect --ir "${INPUT}" --disable-pass fusion)
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")
 endif()

@@ -31,5 +31,15 @@ TEST(Flops, ElementwiseCountsOutputElements) {
   EXPECT_EQ(node_flops(*g.add_node(ir::OpKind::Relu, {x})), 21);
 }
 
+TEST(Flops, FusedElementwiseCountsEachArithmeticInstruction) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F16, {3, 7}});
+  ir::Value* b = g.add_input("b", TensorType{DType::F16, {7}});
+  Attrs a;  // Add and Relu count; the input loads and the rounding Cast do not
+  a.set("program", std::string("%0 = input 0; %1 = input 1; %2 = Add %0, %1; %3 = Cast %2 to f16; "
+                               "%4 = Relu %3; output %4 f16"));
+  EXPECT_EQ(node_flops(*g.add_node(ir::OpKind::FusedElementwise, {x, b}, a)), 2 * 21);
+}
+
 }  // namespace
 }  // namespace dlc::codegen

@@ -1,6 +1,6 @@
 // The pass manager: runs passes in order, honours --disable-pass, --print-ir-after(-all),
-// --dump-ir and --stop-after, rejects unknown or required pass names, and names the pass whose
-// output fails verification.
+// --dump-ir and --stop-after (a name or a number), rejects unknown or required pass names, and
+// names the pass whose output fails verification.
 #include "passes/pass_manager.h"
 
 #include <gtest/gtest.h>
@@ -82,25 +82,46 @@ TEST(PassManager, PrintsAfterNamedPass) {
 }
 
 TEST(PassManager, StopAfterEndsEarly) {
+  std::ostringstream out;
+  for (const char* stop : {"1", "dce"}) {
+    auto g = graph_with_dead_node();
+    PassManager quiet(options_with([&](auto& o) {
+                        o.stop_after = stop;
+                        o.verify_each = false;
+                      }),
+                      out);
+    quiet.add(std::make_unique<DeadCodeElimination>());
+    quiet.add(std::make_unique<BreakTypes>());
+    EXPECT_FALSE(quiet.run(*g)) << stop;
+    EXPECT_TRUE(quiet.records()[0].ran) << stop;
+    EXPECT_FALSE(quiet.records()[1].ran) << stop;
+    EXPECT_EQ(g->outputs()[0]->type.shape, Shape{3}) << stop;
+  }
+}
+
+TEST(PassManager, StopAfterTheLastPassStillStops) {
   auto g = graph_with_dead_node();
   std::ostringstream out;
-  PassManager quiet(options_with([](auto& o) {
-                      o.stop_after = 1;
-                      o.verify_each = false;
-                    }),
-                    out);
-  quiet.add(std::make_unique<DeadCodeElimination>());
-  quiet.add(std::make_unique<BreakTypes>());
-  EXPECT_FALSE(quiet.run(*g));
-  EXPECT_TRUE(quiet.records()[0].ran);
-  EXPECT_FALSE(quiet.records()[1].ran);
-  EXPECT_EQ(g->outputs()[0]->type.shape, Shape{3});
+  PassManager pm = dce_pipeline(options_with([](auto& o) { o.stop_after = "dce"; }), out);
+  EXPECT_FALSE(pm.run(*g));
+  EXPECT_TRUE(pm.records()[0].ran);
+}
+
+TEST(PassManager, StopAfterAnUnknownPassIsAnError) {
+  std::ostringstream out;
+  for (const char* stop : {"fusion", "0", "2", "-1"}) {
+    auto g = graph_with_dead_node();
+    PassManager pm = dce_pipeline(options_with([&](auto& o) { o.stop_after = stop; }), out);
+    EXPECT_THROW(pm.check_options(), Error) << stop;
+    EXPECT_THROW(pm.run(*g), Error) << stop;
+    EXPECT_EQ(g->num_nodes(), 2) << stop;
+  }
 }
 
 TEST(PassManager, VerificationFailureNamesThePass) {
   auto g = graph_with_dead_node();
   std::ostringstream out;
-  PassManager pm({}, out);
+  PassManager pm(options_with([](auto& o) { o.verify_each = true; }), out);
   pm.add(std::make_unique<BreakTypes>());
   try {
     pm.run(*g);

@@ -1,6 +1,9 @@
-// `dlc inspect MODEL.onnx|PLAN.dlcplan [--ir] [--stats]`.
+// `dlc inspect MODEL.onnx|PLAN.dlcplan [--ir] [--stats]`; a model is compiled as `dlc compile`
+// would (--train and the training options give a training plan). For a training plan the step
+// counts are those of one whole optimizer step: with --accumulate K, K runs of the plan.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -8,8 +11,8 @@
 #include "ir/printer.h"
 #include "runtime/plan/plan_file.h"
 #include "tools/dlc/commands.h"
-#include "tools/dlc/model_options.h"
-#include "tools/driver/compile.h"
+#include "tools/dlc/compile_flags.h"
+#include "tools/driver/training_plan.h"
 
 namespace dlc::tool {
 
@@ -20,7 +23,7 @@ struct InspectArgs {
   bool ir = false;
   bool stats = false;
   int64_t elide_above = -1;
-  ModelOptions model_options;
+  CompileFlags flags;
 };
 
 nlohmann::json plan_stats(const plan::Plan& p) {
@@ -30,22 +33,36 @@ nlohmann::json plan_stats(const plan::Plan& p) {
     peak += st.peak_bytes();
     kernels += st.steps_size();
   }
-  return {{"ops", kernels},           {"kernels_per_step", kernels}, {"param_bytes", p.param_bytes()},
-          {"peak_bytes", peak},       {"arena_bytes", arena},        {"flops_per_step", p.flops_per_step()},
-          {"stages", p.stages_size()}};
+  const bool training = p.has_training();
+  const int64_t runs = training ? std::max<int64_t>(p.training().micro_steps(), 1) : 1;
+  nlohmann::json j = {{"ops", kernels},
+                      {"kernels_per_step", kernels * runs},
+                      {"param_bytes", p.param_bytes()},
+                      {"peak_bytes", peak},
+                      {"arena_bytes", arena},
+                      {"flops_per_step", p.flops_per_step() * runs},
+                      {"stages", p.stages_size()},
+                      {"training", training}};
+  if (training) {
+    j["batch"] = p.training().batch();
+    j["micro_steps"] = runs;
+  }
+  return j;
 }
 
-void inspect(const InspectArgs& args) {
-  bool plan_file = args.model.size() > 8 && args.model.substr(args.model.size() - 8) == ".dlcplan";
-  if (plan_file) {
+void inspect(InspectArgs& args) {
+  if (driver::is_plan_path(args.model)) {
     if (args.ir)
       throw Error(fmt::format("{}: a plan holds no IR; inspect the ONNX model for --ir", args.model));
+    if (args.flags.train || args.flags.training.first_given() || args.flags.pipeline.first_given() ||
+        !args.flags.model.shapes.empty() || args.flags.model.batch != 0)
+      throw Error(
+          fmt::format("{}: compile options apply to a model, and this is a compiled plan", args.model));
     std::cout << plan_stats(plan::read_plan_file(args.model)).dump() << "\n";
     return;
   }
-  driver::CompileOptions options;
-  args.model_options.apply(options);
-  driver::Compiled c = driver::compile_model(args.model, options);
+  const driver::Compiled c = args.flags.compile(args.model);
+  if (PipelineFlags::print_if_stopped(c)) return;
   if (args.ir) ir::print_graph(std::cout, *c.graph, {args.elide_above});
   if (args.stats || !args.ir) {
     nlohmann::json j = plan_stats(c.plan);
@@ -64,7 +81,7 @@ Action add_inspect_command(CLI::App& app) {
   cmd->add_flag("--stats", args->stats, "print statistics as one JSON object");
   cmd->add_option("--elide-above", args->elide_above,
                   "with --ir, print tensors of more than N elements as <elided N elements>");
-  args->model_options.add_to(cmd);
+  args->flags.add_to(cmd);
   return [args] { inspect(*args); };
 }
 

@@ -1,5 +1,6 @@
 // `dlc train MODEL.onnx|PLAN.dlcplan --data DATA.npz [options]`: compiles a training plan (or
-// reads one made by `dlc compile --train`) and trains it.
+// reads one made by `dlc compile --train`) and trains it; with --stop-after it prints the IR at
+// that pass instead and trains nothing.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include "dlc/error.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/model_options.h"
+#include "tools/dlc/pipeline_options.h"
 #include "tools/dlc/training_options.h"
 #include "tools/driver/trainer.h"
 #include "tools/driver/training_plan.h"
@@ -20,6 +22,7 @@ struct TrainArgs {
   std::string model;
   ModelOptions model_options;
   TrainingCompileFlags compile;
+  PipelineFlags pipeline;
   driver::TrainOptions train;
 };
 
@@ -37,7 +40,9 @@ void print_progress(bool tty, int64_t step, int64_t total, double loss, double s
 }
 
 driver::TrainReport train_plan_file(TrainArgs& args) {
-  if (const CLI::Option* o = args.compile.first_given())
+  const CLI::Option* o = args.compile.first_given();
+  if (!o) o = args.pipeline.first_given();
+  if (o)
     throw Error(fmt::format("{}: {} applies when compiling a model, and this is a compiled plan", args.model,
                             o->get_name()));
   if (!args.model_options.shapes.empty())
@@ -57,7 +62,10 @@ void run_train(TrainArgs& args) {
     r = train_plan_file(args);
   } else {
     args.model_options.apply(args.compile.options.compile);
-    r = driver::train(args.model, args.compile.options, args.train);
+    args.compile.options.compile.pipeline = args.pipeline.options;
+    const driver::Compiled c = driver::compile_for_training(args.model, args.compile.options, args.train);
+    if (PipelineFlags::print_if_stopped(c)) return;
+    r = driver::train_plan(c.plan, args.model, args.train);
   }
   std::printf("trained %lld steps in %.2f s: %.1f samples/s, last loss %.6f\n", (long long)r.steps,
               r.train_seconds, r.samples_per_s, r.last_loss);
@@ -69,6 +77,8 @@ void run_train(TrainArgs& args) {
   if (r.eval_accuracy)
     std::printf("eval: %lld samples, loss %.4f, accuracy %.2f%%\n", (long long)r.eval_samples, *r.eval_loss,
                 100.0 * *r.eval_accuracy);
+  else if (r.eval_loss)
+    std::printf("eval: %lld samples, loss %.4f\n", (long long)r.eval_samples, *r.eval_loss);
 }
 
 }  // namespace
@@ -79,6 +89,7 @@ Action add_train_command(CLI::App& app) {
   cmd->add_option("model", args->model, "MODEL.onnx, or PLAN.dlcplan from `dlc compile --train`")->required();
   args->model_options.add_to(cmd);
   args->compile.add_to(cmd);
+  args->pipeline.add_to(cmd);
   driver::TrainOptions& t = args->train;
   driver::LrScheduleOptions& s = t.schedule;
   cmd->add_option("--data", t.data, ".npz with one array per model input plus the label")->required();

@@ -7,7 +7,7 @@ void TrainingCompileFlags::add_to(CLI::App* cmd) {
   passes::LossOptions& loss = options.loss;
   passes::OptimizerOptions& opt = options.optimizer;
   registered_ = {
-      cmd->add_option("--loss", loss.kind, "cross_entropy | mse | l1 | output (default cross_entropy)"),
+      cmd->add_option("--loss", loss.kind, "cross_entropy | mse | l1 | bce_logits | output (default cross_entropy)"),
       cmd->add_option("--output", loss.output, "the model output the loss applies to (default: the first)"),
       cmd->add_option("--label", loss.label, "name of the label array (default: label)"),
       cmd->add_option("--optimizer", opt.kind, "sgd | adam | adamw | rmsprop (default sgd)"),

@@ -7,48 +7,71 @@
 
 #include "codegen/cpu_evaluator.h"
 #include "codegen/lower.h"
+#include "passes/canonicalize.h"
 #include "passes/dce.h"
 #include "passes/expand_gradients.h"
-#include "passes/pass_manager.h"
+#include "passes/fusion.h"
 
 namespace dlc::driver {
 
 namespace {
 
-// Imports with the constant evaluator of the CPU kernels, expands Gradient nodes, then removes
-// dead code.
+// Imports with the constant evaluator of the CPU kernels.
 template <typename Import>
-std::unique_ptr<ir::Graph> import_with(CompileOptions options, Import&& import) {
+std::unique_ptr<ir::Graph> import_with(const CompileOptions& options, Import&& import) {
   codegen::CpuEvaluator evaluator;
-  options.import.evaluator = &evaluator;
-  std::unique_ptr<ir::Graph> graph = import(options.import);
-  passes::PassManager pm({}, std::cerr);
-  pm.add(std::make_unique<passes::ExpandGradients>());
-  pm.add(std::make_unique<passes::DeadCodeElimination>());
-  pm.run(*graph);
-  return graph;
+  frontend::ImportOptions import_options = options.import;
+  import_options.evaluator = &evaluator;
+  return import(import_options);
+}
+
+// Runs the inference pipeline: the import passes, then fusion; false when --stop-after ended it.
+bool optimize(ir::Graph& graph, const passes::PipelineOptions& options) {
+  passes::PassManager pm(options, std::cerr);
+  add_import_passes(pm);
+  pm.add(std::make_unique<passes::Fusion>());
+  return pm.run(graph);
 }
 
 }  // namespace
 
-std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options) {
-  return import_with(std::move(options), [&](const frontend::ImportOptions& import) {
+std::unique_ptr<ir::Graph> import_model(const std::string& model_path, const CompileOptions& options) {
+  return import_with(options, [&](const frontend::ImportOptions& import) {
     return frontend::import_onnx_file(model_path, import);
   });
 }
 
-std::unique_ptr<ir::Graph> import_and_optimize_bytes(const std::string& model_bytes, const std::string& what,
-                                                     CompileOptions options) {
-  return import_with(std::move(options), [&](const frontend::ImportOptions& import) {
+std::unique_ptr<ir::Graph> import_model_bytes(const std::string& model_bytes, const std::string& what,
+                                              const CompileOptions& options) {
+  return import_with(options, [&](const frontend::ImportOptions& import) {
     return frontend::import_onnx_model(frontend::parse_onnx_model(model_bytes, what), "", import, what);
   });
 }
 
+void add_import_passes(passes::PassManager& pm) {
+  pm.add(std::make_unique<passes::ExpandGradients>());
+  pm.add(std::make_unique<passes::Canonicalize>());
+  pm.add(std::make_unique<passes::DeadCodeElimination>());
+}
+
+std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options) {
+  std::unique_ptr<ir::Graph> graph = import_model(model_path, options);
+  optimize(*graph, options.pipeline);
+  return graph;
+}
+
+std::unique_ptr<ir::Graph> import_and_optimize_bytes(const std::string& model_bytes, const std::string& what,
+                                                     CompileOptions options) {
+  std::unique_ptr<ir::Graph> graph = import_model_bytes(model_bytes, what, options);
+  optimize(*graph, options.pipeline);
+  return graph;
+}
+
 Compiled compile_model(const std::string& model_path, CompileOptions options) {
   Compiled c;
-  std::string device = options.device;
-  c.graph = import_and_optimize(model_path, std::move(options));
-  c.plan = codegen::lower_to_plan(*c.graph, {device});
+  c.graph = import_model(model_path, options);
+  c.stopped = !optimize(*c.graph, options.pipeline);
+  if (!c.stopped) c.plan = codegen::lower_to_plan(*c.graph, {options.device});
   return c;
 }
 

@@ -7,6 +7,7 @@
 
 #include "frontend/onnx_import.h"
 #include "ir/graph.h"
+#include "passes/pass_manager.h"
 #include "runtime/plan/plan.pb.h"
 
 namespace dlc::driver {
@@ -14,19 +15,33 @@ namespace dlc::driver {
 struct CompileOptions {
   frontend::ImportOptions import;
   std::string device = "cpu";
+  passes::PipelineOptions pipeline;  // --disable-pass, --print-ir-after, --stop-after, …
 };
 
 struct Compiled {
   std::unique_ptr<ir::Graph> graph;
   plan::Plan plan;
+  /// --stop-after ended the passes: `graph` is the IR after that pass and `plan` is empty.
+  bool stopped = false;
 };
 
-/// Imports `model_path` and runs the inference pipeline; throws dlc::Error.
+/// Imports a model without running any pass (the constant evaluator folds constant subgraphs
+/// during import); throws dlc::Error.
+std::unique_ptr<ir::Graph> import_model(const std::string& model_path, const CompileOptions& options);
+/// Same for a serialized standalone model (no external data) named `what` in messages.
+std::unique_ptr<ir::Graph> import_model_bytes(const std::string& model_bytes, const std::string& what,
+                                              const CompileOptions& options);
+/// Appends the passes every pipeline runs on an imported graph: expand-gradients, canonicalize,
+/// dce. The inference pipeline is these and fusion; the training pipeline continues after them.
+void add_import_passes(passes::PassManager& pm);
+
+/// Imports `model_path` and runs the inference pipeline; throws dlc::Error. (A --stop-after in
+/// the options leaves the graph partly optimized; compile_model reports it.)
 std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options);
 /// Same for a serialized standalone model (no external data) named `what` in messages.
 std::unique_ptr<ir::Graph> import_and_optimize_bytes(const std::string& model_bytes, const std::string& what,
                                                      CompileOptions options);
-/// import_and_optimize followed by lowering.
+/// import_and_optimize followed by lowering (none when --stop-after ends the passes).
 Compiled compile_model(const std::string& model_path, CompileOptions options);
 
 }  // namespace dlc::driver

@@ -17,8 +17,15 @@ namespace dlc::driver {
 
 namespace {
 
-// Sums the cross-entropy of logits [B, C] against class labels [B] and counts the hits.
-void score(const Tensor& logits, const Tensor& labels, double* loss_sum, int64_t* correct) {
+// Running sums of one evaluation: the loss summed over the units the loss averages (rows for
+// cross-entropy, elements otherwise) and the hits among `scored` predictions.
+struct Score {
+  double loss_sum = 0;
+  int64_t units = 0, correct = 0, scored = 0;
+};
+
+// Cross-entropy of logits [B, C] against class labels [B], and top-1 hits.
+void score_cross_entropy(const Tensor& logits, const Tensor& labels, Score* s) {
   const int64_t b = logits.type.shape[0], c = logits.type.numel() / std::max<int64_t>(b, 1);
   const float* x = logits.data<float>();
   std::vector<int64_t> y = labels.as_int64();
@@ -28,9 +35,30 @@ void score(const Tensor& logits, const Tensor& labels, double* loss_sum, int64_t
     const int64_t best = std::max_element(row, row + c) - row;
     double sum = 0;
     for (int64_t j = 0; j < c; ++j) sum += std::exp(double(row[j] - row[best]));
-    *loss_sum += std::log(sum) - double(row[y[i]] - row[best]);
-    *correct += best == y[i];
+    s->loss_sum += std::log(sum) - double(row[y[i]] - row[best]);
+    s->correct += best == y[i];
   }
+  s->units += b;
+  s->scored += b;
+}
+
+// Elementwise losses of predictions against float targets of the same shape: mse, l1, or
+// bce_logits (with the hits of sign(x) against target > 0.5).
+void score_elementwise(const std::string& kind, const Tensor& prediction, const Tensor& target, Score* s) {
+  const std::vector<double> x = prediction.as_double(), y = target.as_double();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = x[i] - y[i];
+    if (kind == "mse") {
+      s->loss_sum += d * d;
+    } else if (kind == "l1") {
+      s->loss_sum += std::abs(d);
+    } else {
+      s->loss_sum += std::max(x[i], 0.0) - x[i] * y[i] + std::log1p(std::exp(-std::abs(x[i])));
+      s->correct += (x[i] > 0) == (y[i] > 0.5);
+      ++s->scored;
+    }
+  }
+  s->units += int64_t(x.size());
 }
 
 std::unique_ptr<Session> inference_session(const plan::TrainingInfo& info, int threads) {
@@ -47,6 +75,12 @@ std::unique_ptr<Session> inference_session(const plan::TrainingInfo& info, int t
 
 EvalReport evaluate(const plan::TrainingInfo& info, const Session& trained, const std::string& data_path,
                     int threads) {
+  const std::string kind = info.loss().empty() ? "cross_entropy" : info.loss();
+  if (kind != "cross_entropy" && kind != "mse" && kind != "l1" && kind != "bce_logits")
+    throw Error(
+        fmt::format("--eval scores a model against labels; --loss {} has none (use cross_entropy, mse, l1 "
+                    "or bce_logits)",
+                    kind));
   std::unique_ptr<Session> eval = inference_session(info, threads);
   for (const std::string& name : eval->state_names()) eval->write_state(name, trained.read_state(name));
   const int64_t batch = info.batch();
@@ -55,23 +89,33 @@ EvalReport evaluate(const plan::TrainingInfo& info, const Session& trained, cons
   auto label = arrays.find(info.label());
   Tensor labels = label == arrays.end() ? Tensor() : std::move(label->second);
   Dataset data = select_dataset(arrays, data_path, eval->inputs(), batch);
-  if (labels.type.shape.empty() || labels.type.shape[0] != data.rows || is_floating(labels.type.dtype))
-    throw Error(
-        fmt::format("{}: needs an integer array '{}' of {} labels", data_path, info.label(), data.rows));
-  const std::string output = eval->outputs().at(0).name;
+  const bool classes = kind == "cross_entropy";
+  if (labels.type.shape.empty() || labels.type.shape[0] != data.rows ||
+      classes == is_floating(labels.type.dtype))
+    throw Error(fmt::format("{}: needs {} array '{}' of {} labels", data_path,
+                            classes ? "an integer" : "a float", info.label(), data.rows));
+  const std::string output = info.loss_output().empty() ? eval->outputs().at(0).name : info.loss_output();
   EvalReport report;
-  double loss_sum = 0;
-  int64_t correct = 0;
+  Score score;
   std::vector<int64_t> rows(static_cast<size_t>(batch));
   for (int64_t first = 0; first + batch <= data.rows; first += batch) {
     std::iota(rows.begin(), rows.end(), first);
     for (const auto& [name, t] : gather_batch(data, rows)) eval->set_input(name, t);
     eval->run();
-    score(eval->output(output), take_rows(labels, rows), &loss_sum, &correct);
+    Tensor prediction = eval->output(output);
+    Tensor target = take_rows(labels, rows);
+    if (kind == "cross_entropy") {
+      score_cross_entropy(prediction, target, &score);
+    } else {
+      if (target.type.shape != prediction.type.shape)
+        throw Error(fmt::format("{}: a batch of label array '{}' is {}, output '{}' is {}", data_path,
+                                info.label(), target.type.str(), output, prediction.type.str()));
+      score_elementwise(kind, prediction, target, &score);
+    }
     report.samples += batch;
   }
-  report.loss = loss_sum / double(report.samples);
-  report.accuracy = double(correct) / double(report.samples);
+  report.loss = score.loss_sum / double(std::max<int64_t>(score.units, 1));
+  if (score.scored > 0) report.accuracy = double(score.correct) / double(score.scored);
   return report;
 }
 

@@ -7,6 +7,7 @@
 
 #include "passes/autodiff.h"
 #include "passes/dce.h"
+#include "passes/fusion.h"
 #include "passes/pass_manager.h"
 #include "passes/training_mode.h"
 
@@ -14,14 +15,18 @@ namespace dlc::driver {
 
 namespace {
 
-void run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
-  passes::PassManager pm({}, std::cerr);
+// Runs the import passes and the training passes as one pipeline, so the pipeline flags see
+// every pass; false when --stop-after ended it.
+bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
+  passes::PassManager pm(options.compile.pipeline, std::cerr);
+  add_import_passes(pm);
   pm.add(std::make_unique<passes::TrainingMode>());
   pm.add(std::make_unique<passes::Loss>(options.loss), /*required=*/true);
   pm.add(std::make_unique<passes::Autodiff>(options.freeze), /*required=*/true);
   pm.add(std::make_unique<passes::Optimizer>(options.optimizer), /*required=*/true);
+  pm.add(std::make_unique<passes::Fusion>());
   pm.add(std::make_unique<passes::DeadCodeElimination>());
-  pm.run(g);
+  return pm.run(g);
 }
 
 // The leading dimension of the first data input (the rows of one micro-batch).
@@ -39,7 +44,7 @@ bool is_runtime_scalar(const std::string& input_name) {
 }
 
 std::unique_ptr<ir::Graph> build_training_graph(const std::string& model_path, TrainCompileOptions options) {
-  std::unique_ptr<ir::Graph> g = import_and_optimize(model_path, options.compile);
+  std::unique_ptr<ir::Graph> g = import_model(model_path, options.compile);
   run_training_passes(*g, options);
   return g;
 }
@@ -48,8 +53,9 @@ Compiled compile_training(const std::string& model_path, TrainCompileOptions opt
   // The plan keeps the very bytes it was compiled from, so export and evaluation need no file.
   std::string model = frontend::read_standalone_onnx(model_path);
   Compiled c;
-  c.graph = import_and_optimize_bytes(model, model_path, options.compile);
-  run_training_passes(*c.graph, options);
+  c.graph = import_model_bytes(model, model_path, options.compile);
+  c.stopped = !run_training_passes(*c.graph, options);
+  if (c.stopped) return c;
   c.plan = codegen::lower_to_plan(*c.graph, {options.compile.device});
   plan::TrainingInfo* info = c.plan.mutable_training();
   info->set_source_model(std::move(model));
@@ -57,6 +63,8 @@ Compiled compile_training(const std::string& model_path, TrainCompileOptions opt
   info->set_batch(batch_of(*c.graph));
   info->set_micro_steps(options.optimizer.accumulate);
   info->set_label(options.loss.label);
+  info->set_loss(options.loss.kind);
+  info->set_loss_output(options.loss.output);
   info->set_device(options.compile.device);
   for (const auto& [name, dims] : options.compile.import.shapes) {
     plan::NamedShape* s = info->add_input_shapes();

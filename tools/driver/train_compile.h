@@ -1,7 +1,8 @@
-// The training compile pipeline: ONNX forward graph -> training mode -> loss -> autodiff ->
-// optimizer -> DCE -> plan. The plan's inputs are the model's inputs, the label, and the
-// runtime scalars "lr", "step" (and "apply" with gradient accumulation); plan.training()
-// carries what the trainer and `dlc export` need (the model, batch, micro-steps, label).
+// The training compile pipeline: ONNX forward graph -> the import passes -> training mode ->
+// loss -> autodiff -> optimizer -> fusion -> DCE -> plan, all one PassManager pipeline. The
+// plan's inputs are the model's inputs, the label, and the runtime scalars "lr", "step" (and
+// "apply" with gradient accumulation); plan.training() carries what the trainer and `dlc export`
+// need (the model, batch, micro-steps, label).
 #pragma once
 
 #include "passes/loss.h"
@@ -24,7 +25,8 @@ struct TrainCompileOptions {
 bool is_runtime_scalar(const std::string& input_name);
 
 std::unique_ptr<ir::Graph> build_training_graph(const std::string& model_path, TrainCompileOptions options);
-/// Compiles a training plan with its TrainingInfo filled; throws dlc::Error.
+/// Compiles a training plan with its TrainingInfo filled (no plan when --stop-after ends the
+/// passes); throws dlc::Error.
 Compiled compile_training(const std::string& model_path, TrainCompileOptions options);
 
 }  // namespace dlc::driver

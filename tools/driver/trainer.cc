@@ -163,13 +163,14 @@ void check_batch(int64_t requested, int64_t planned, const std::string& what) {
 
 }  // namespace
 
-TrainReport train(const std::string& model_path, TrainCompileOptions compile, const TrainOptions& options) {
+Compiled compile_for_training(const std::string& model_path, TrainCompileOptions compile,
+                              const TrainOptions& options) {
   compile.compile.import.batch = options.batch > 0 ? options.batch : kDefaultBatch;
   Compiled c = compile_training(model_path, compile);
-  if (options.batch > 0 && c.plan.training().batch() != options.batch)
+  if (!c.stopped && options.batch > 0 && c.plan.training().batch() != options.batch)
     throw Error(fmt::format("{}: the model fixes its batch at {}; --batch {} does not apply", model_path,
                             c.plan.training().batch(), options.batch));
-  return train_plan(c.plan, model_path, options);
+  return c;
 }
 
 TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, const TrainOptions& options) {

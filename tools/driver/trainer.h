@@ -45,8 +45,11 @@ struct TrainReport {
   int64_t eval_samples = 0;
 };
 
-/// Compiles `model_path` for training (batch from `options`) and trains it.
-TrainReport train(const std::string& model_path, TrainCompileOptions compile, const TrainOptions& options);
+/// Compiles `model_path` for training with the batch of `options` (kDefaultBatch when it gives
+/// none), which the model must not fix otherwise; train_plan then trains the plan. With
+/// --stop-after the result is `stopped` and has no plan.
+Compiled compile_for_training(const std::string& model_path, TrainCompileOptions compile,
+                              const TrainOptions& options);
 /// Trains a compiled training plan (see train_compile.h and training_plan.h); `plan_name` names
 /// it in messages. Throws dlc::Error on bad data, a bad checkpoint, or a loss that is not finite.
 TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, const TrainOptions& options);

@@ -1,5 +1,8 @@
 // CPU Conv and ConvTranspose on oneDNN (convolution_forward / deconvolution_forward), 1-D to
-// 3-D, grouped, with explicit pads; the primitive is built once per step and cached.
+// 3-D, grouped, with explicit pads; the primitive is built once per step and cached, with the
+// memory formats oneDNN prefers (reorders around it) except for a plain input with few channels.
+#include <string_view>
+
 #include "runtime/cpu/conv_window.h"
 #include "runtime/cpu/kernel.h"
 
@@ -20,11 +23,22 @@ onednn::PrimitiveState build(const KernelContext& ctx, bool transposed, dnnl::al
   PrimitiveState st;
   const bool bias = ctx.has_input(2);
   const memory::desc b_user = bias ? plain_desc(ctx.inputs[2].dims, x.dtype) : memory::desc();
-  Desc d = bias ? Desc(prop, alg, any_format(x_user), any_format(w_user), b_user, any_format(y_user),
-                       p.strides, p.dilates, p.pad_l, p.pad_r)
-                : Desc(prop, alg, any_format(x_user), any_format(w_user), any_format(y_user), p.strides,
-                       p.dilates, p.pad_l, p.pad_r);
-  PrimDesc pd(d, engine());
+  auto make = [&](const memory::desc& src) {
+    return PrimDesc(bias ? Desc(prop, alg, src, any_format(w_user), b_user, any_format(y_user), p.strides,
+                                p.dilates, p.pad_l, p.pad_r)
+                         : Desc(prop, alg, src, any_format(w_user), any_format(y_user), p.strides, p.dilates,
+                                p.pad_l, p.pad_r),
+                    engine());
+  };
+  PrimDesc pd = make(any_format(x_user));
+  // With fewer input channels per group than a 16-channel block, oneDNN's direct JIT kernels
+  // read the plain input faster than the blocked or NHWC kernels that `any` picks run after
+  // reordering it (the parity CNN's 1- and 8-channel convolutions); keep `any` where only gemm
+  // or a reference kernel takes the plain input.
+  if (!transposed && x.dims[1] / p.group < 16) {
+    PrimDesc plain = make(x_user);
+    if (std::string_view(plain.impl_info_str()).rfind("jit:", 0) == 0) pd = plain;
+  }
   st.prim = Prim(pd);
   st.args[DNNL_ARG_SRC] = Arg(x_user, pd.src_desc());
   st.args[DNNL_ARG_WEIGHTS] = Arg(w_user, pd.weights_desc());

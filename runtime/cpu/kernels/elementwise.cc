@@ -8,6 +8,7 @@
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel.h"
 
 namespace dlc::cpu {
 
@@ -41,8 +42,10 @@ void map_unary(const TensorView& in, const TensorView& out, F&& f) {
   const T* x = in.as<T>();
   Out* y = out.as<Out>();
   const int64_t n = in.numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  parallel_chunks(n, 65536, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
 }
 
 // A unary op on floating-point tensors; f is a generic lambda over the compute type.
@@ -73,8 +76,10 @@ void map_binary(const TensorView& a, const TensorView& b, const TensorView& out,
   Out* po = out.as<Out>();
   if (a.dims == out.dims && b.dims == out.dims) {
     const int64_t n = out.numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    parallel_chunks(n, 65536, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
+    });
     return;
   }
   for_each_broadcast_row<2>(

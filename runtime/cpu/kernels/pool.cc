@@ -1,6 +1,7 @@
 // CPU AveragePool and MaxPool, 1-D to 3-D with explicit pads, dilations and ceil_mode. f32
 // without MaxPool indices runs on oneDNN's pooling_v2; everything else (indices, other dtypes,
-// ceil-mode windows oneDNN would average differently) on an OpenMP loop.
+// ceil-mode windows oneDNN would average differently) on an OpenMP loop; f32 2x2/2 max pooling
+// that tiles the input on a vectorized loop of its own.
 #include <algorithm>
 #include <limits>
 
@@ -42,6 +43,25 @@ void max_pool(const PoolGeometry& g, const T* x, T* y, int64_t* indices, bool co
     y[pl * g.out_plane() + oi] = best;
     if (indices) indices[pl * g.out_plane() + oi] = best_idx < 0 ? -1 : pl * g.in_plane() + best_idx;
   });
+}
+
+// f32 MaxPool over 2x2/2 windows tiling the input (tiles_2x2), vectorized over a row of windows;
+// the first maximum wins as in max_pool (a NaN first tap stays), which MaxPoolGrad relies on.
+void max_pool_2x2(const PoolGeometry& g, const float* x, float* y) {
+  const int64_t W = g.in[2], OH = g.out[1], OW = g.out[2];
+#pragma omp parallel for schedule(static) if (g.planes * g.out_plane() > 4096)
+  for (int64_t row = 0; row < g.planes * OH; ++row) {
+    const float* x0 = x + row * 2 * W;
+    const float* x1 = x0 + W;
+    float* yr = y + row * OW;
+#pragma omp simd
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      float m = x0[2 * ow];
+      m = x0[2 * ow + 1] > m ? x0[2 * ow + 1] : m;
+      m = x1[2 * ow] > m ? x1[2 * ow] : m;
+      yr[ow] = x1[2 * ow + 1] > m ? x1[2 * ow + 1] : m;
+    }
+  }
 }
 
 // oneDNN pooling for f32; returns false where oneDNN's semantics differ or it declines.
@@ -103,6 +123,8 @@ void kernel_AveragePool(KernelContext& ctx) {
 void kernel_MaxPool(KernelContext& ctx) {
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);
   const bool want_indices = ctx.has_output(1);
+  if (!want_indices && ctx.inputs[0].dtype == DType::F32 && tiles_2x2(g))
+    return max_pool_2x2(g, ctx.inputs[0].as<float>(), ctx.outputs[0].as<float>());
   if (!want_indices && try_onednn_pool(ctx, g, dnnl::algorithm::pooling_max)) return;
   int64_t* indices = want_indices ? ctx.outputs[1].as<int64_t>() : nullptr;
   const bool col_major = ctx.attrs.i("storage_order", 0) != 0;

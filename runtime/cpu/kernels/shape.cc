@@ -8,6 +8,7 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/indices.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/slice_view.h"
 #include "runtime/cpu/strided_copy.h"
 
 namespace dlc::cpu {
@@ -97,23 +98,10 @@ void kernel_Tile(KernelContext& ctx) {
 void kernel_Slice(KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
-  const Shape& starts = ctx.attrs.ints("starts");
-  const Shape& axes = ctx.attrs.ints("axes");
-  const Shape steps = ctx.attrs.ints("steps", Shape(starts.size(), 1));
-  if (axes.size() != starts.size() || steps.size() != starts.size())
-    ctx.fail("starts, axes and steps differ in length");
-  Shape in_strides = row_major_strides(in.dims);
-  int64_t offset = 0;
   if (out.numel() == 0) return;
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t axis = norm_axis(ctx, axes[k], in.rank());
-    if (starts[k] < 0 || starts[k] >= in.dims[axis])
-      ctx.fail("start {} is out of range for axis {} of size {}", starts[k], axis, in.dims[axis]);
-    offset += starts[k] * in_strides[axis];
-    in_strides[axis] *= steps[k];
-  }
-  const auto* base = static_cast<const uint8_t*>(in.data) + offset * int64_t(dtype_size(in.dtype));
-  gather_into(out, base, in_strides);
+  const SliceView view = slice_view(ctx, in.dims, out.dims);
+  gather_into(out, static_cast<const uint8_t*>(in.data) + view.offset * int64_t(dtype_size(in.dtype)),
+              view.strides);
 }
 
 void kernel_Concat(KernelContext& ctx) {

@@ -1,11 +1,15 @@
-// CPU kernels of the training ops: activation/loss/pooling/normalization gradients and the
-// optimizer updates (f32; SGD, Adam/AdamW, RMSprop with PyTorch's formulas). ConvGradFilter
-// lives with the other convolutions in conv.cc.
+// CPU kernels of the training ops: activation/loss/normalization gradients and the optimizer
+// updates (f32, and f64 where the finite-difference checks need it; SGD, Adam/AdamW, RMSprop with PyTorch's
+// formulas). ConvGradFilter lives in conv_grad.cc, MaxPoolGrad in max_pool_grad.cc.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/moments.h"
+#include "runtime/cpu/parallel.h"
 
 namespace dlc::cpu {
 
@@ -27,13 +31,19 @@ struct ChannelLayout {
 }  // namespace
 
 void kernel_ReluGrad(KernelContext& ctx) {
-  require_f32(ctx);
-  const float* dy = ctx.inputs[0].as<float>();
-  const float* y = ctx.inputs[1].as<float>();
-  float* dx = ctx.outputs[0].as<float>();
-  const int64_t n = ctx.outputs[0].numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+  dispatch_float(ctx.outputs[0].dtype, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* dy = ctx.inputs[0].as<T>();
+    const T* y = ctx.inputs[1].as<T>();
+    T* dx = ctx.outputs[0].as<T>();
+    parallel_chunks(ctx.outputs[0].numel(), 65536, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) {
+        const T g = dy[i];  // loaded unconditionally, so the select vectorizes
+        dx[i] = y[i] > T(0) ? g : T(0);
+      }
+    });
+  });
 }
 
 void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
@@ -76,86 +86,61 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
   }
 }
 
-void kernel_MaxPoolGrad(KernelContext& ctx) {
-  require_f32(ctx);
-  const TensorView& dy = ctx.inputs[0];
-  const TensorView& x = ctx.inputs[1];
-  const size_t spatial = x.dims.size() - 2;
-  const Shape k = ctx.attrs.ints("kernel_shape");
-  const Shape strides = ctx.attrs.ints("strides", Shape(spatial, 1));
-  const Shape pads = ctx.attrs.ints("pads", Shape(2 * spatial, 0));
-  const Shape dil = ctx.attrs.ints("dilations", Shape(spatial, 1));
-  if (k.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial || dil.size() != spatial)
-    ctx.fail("window attributes do not match the input {}", shape_str(x.dims));
-  const Shape in(x.dims.begin() + 2, x.dims.end()), out(dy.dims.begin() + 2, dy.dims.end());
-  const int64_t in_size = num_elements(in), out_size = num_elements(out), win = num_elements(k);
-  const int64_t planes = x.dims[0] * x.dims[1];
-  float* dx = ctx.outputs[0].as<float>();
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < planes; ++p) {
-    const float* xp = x.as<float>() + p * in_size;
-    const float* dyp = dy.as<float>() + p * out_size;
-    float* dxp = dx + p * in_size;
-    std::fill(dxp, dxp + in_size, 0.f);
-    std::vector<int64_t> o(spatial), w(spatial);
-    for (int64_t oi = 0; oi < out_size; ++oi) {
-      for (int64_t r = oi, d = int64_t(spatial) - 1; d >= 0; --d) o[d] = r % out[d], r /= out[d];
-      int64_t best = -1;
-      float best_v = -std::numeric_limits<float>::infinity();
-      for (int64_t wi = 0; wi < win; ++wi) {
-        for (int64_t r = wi, d = int64_t(spatial) - 1; d >= 0; --d) w[d] = r % k[d], r /= k[d];
-        int64_t idx = 0;
-        bool inside = true;
-        for (size_t d = 0; d < spatial && inside; ++d) {
-          const int64_t pos = o[d] * strides[d] - pads[d] + w[d] * dil[d];
-          inside = pos >= 0 && pos < in[d];
-          idx = idx * in[d] + pos;
-        }
-        if (inside && (best < 0 || xp[idx] > best_v)) best = idx, best_v = xp[idx];
-      }
-      if (best >= 0) dxp[best] += dyp[oi];
-    }
-  }
-}
-
+// With m = N * inner values per channel, xhat = (x - mean) * invstd:
+//   dbias = sum dy, dscale = sum dy * xhat, dx = scale * invstd * (dy - dbias / m - xhat * dscale / m).
+// One pass gathers, per channel and in double, the moments of x shifted by its first value (as the
+// forward's Moments) and the sums of dy and dy * (x - shift); a second writes
+// dx = a * dy + b * (x - mean) + c.
 void kernel_BatchNormGrad(KernelContext& ctx) {
   require_f32(ctx);
-  const TensorView& dy = ctx.inputs[0];
-  const TensorView& x = ctx.inputs[1];
+  const float* dy = ctx.inputs[0].as<float>();
+  const float* x = ctx.inputs[1].as<float>();
   const float* scale = ctx.inputs[2].as<float>();
   const double eps = ctx.attrs.f("epsilon", 1e-5);
-  const ChannelLayout l(x.dims);
+  const ChannelLayout l(ctx.inputs[1].dims);
   const double m = double(l.n * l.inner);
   float *dx = ctx.outputs[0].as<float>(), *dscale = ctx.outputs[1].as<float>(),
         *dbias = ctx.outputs[2].as<float>();
-#pragma omp parallel for schedule(static)
+  if (l.n * l.inner == 0) {
+    std::fill_n(dscale, l.c, 0.f);
+    std::fill_n(dbias, l.c, 0.f);
+    return;
+  }
+#pragma omp parallel for schedule(static) if (l.n * l.c * l.inner > 32768)
   for (int64_t c = 0; c < l.c; ++c) {
-    auto for_each = [&](auto&& f) {
-      for (int64_t b = 0; b < l.n; ++b) {
-        const int64_t base = (b * l.c + c) * l.inner;
-        for (int64_t i = 0; i < l.inner; ++i) f(base + i);
+    Moments mo;
+    mo.shift = double(x[c * l.inner]);
+    mo.count = l.n * l.inner;
+    double sdy = 0, sdy_x = 0;  // sums of dy and dy * (x - mo.shift)
+    for (int64_t b = 0; b < l.n; ++b) {
+      const int64_t base = (b * l.c + c) * l.inner;
+      const double shift = mo.shift;
+      double s = 0, ss = 0, sd = 0, sdx = 0;
+#pragma omp simd simdlen(8) reduction(+ : s, ss, sd, sdx)
+      for (int64_t i = base; i < base + l.inner; ++i) {
+        const double d = double(x[i]) - shift, g = double(dy[i]);
+        s += d;
+        ss += d * d;
+        sd += g;
+        sdx += g * d;
       }
-    };
-    double sum = 0, sq = 0;
-    for_each([&](int64_t i) { sum += x.as<float>()[i]; });
-    const double mean = sum / m;
-    for_each([&](int64_t i) {
-      const double d = x.as<float>()[i] - mean;
-      sq += d * d;
-    });
-    const double invstd = 1.0 / std::sqrt(sq / m + eps);
-    double sdy = 0, sdy_xhat = 0;
-    for_each([&](int64_t i) {
-      sdy += dy.as<float>()[i];
-      sdy_xhat += dy.as<float>()[i] * (x.as<float>()[i] - mean) * invstd;
-    });
+      mo.sum += s;
+      mo.sum_sq += ss;
+      sdy += sd;
+      sdy_x += sdx;
+    }
+    const double mean = mo.mean(), invstd = 1.0 / std::sqrt(mo.variance() + eps);
+    const double sdy_xhat = (sdy_x - (mean - mo.shift) * sdy) * invstd;
     dbias[c] = float(sdy);
     dscale[c] = float(sdy_xhat);
-    const double k = scale[c] * invstd / m;
-    for_each([&](int64_t i) {
-      const double xhat = (x.as<float>()[i] - mean) * invstd;
-      dx[i] = float(k * (m * dy.as<float>()[i] - sdy - xhat * sdy_xhat));
-    });
+    const double a = double(scale[c]) * invstd;
+    const float fa = float(a), fb = float(-a * invstd * sdy_xhat / m), fc = float(-a * sdy / m),
+                fmean = float(mean);
+    for (int64_t b = 0; b < l.n; ++b) {
+      const int64_t base = (b * l.c + c) * l.inner;
+#pragma omp simd
+      for (int64_t i = base; i < base + l.inner; ++i) dx[i] = fa * dy[i] + fb * (x[i] - fmean) + fc;
+    }
   }
 }
 

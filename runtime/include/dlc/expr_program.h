@@ -1,14 +1,21 @@
-// Expression programs: the description of a fused elementwise kernel. A program computes one or
-// more outputs of one shape from inputs that broadcast to it (numpy rules), through a list of
-// instructions in SSA form: instruction k defines value k, and its operands are earlier values.
-// Arithmetic is f32; inputs and outputs may be stored as f32, f16, bf16 or bool. The fusion pass
-// builds these from chains of IR elementwise ops; the ops are named after the IR ops they
-// implement (expr_op_from_name("Add")).
+// Expression programs: the description of a fused elementwise kernel, shared by the fusion pass
+// (which builds them), the IR and plan (which store them as the `program` attribute of
+// FusedElementwise), the CPU kernel (which interprets them) and the CUDA emitter (which turns
+// them into source). A program computes one or more outputs of one shape from inputs that
+// broadcast to it (numpy rules), through a list of instructions in SSA form: instruction k
+// defines value k, and its operands are earlier values. Arithmetic is f32; inputs and outputs may
+// be stored as f32, f16, bf16 or bool. The ops are named after the IR ops they implement
+// (expr_op_from_name("Add")).
 //
 //   ExprProgram p({64, 128});
 //   int x = p.input("x", DType::F16, {64, 128});
 //   int b = p.input("b", DType::F16, {128});
 //   p.output("y", p.op(ExprOp::Relu, {p.op(ExprOp::Add, {x, b})}), DType::F16);
+//
+// The attribute form (body()) leaves out what the operands of the node or step already say —
+// input names, dtypes and dims, output names — and keeps the instructions and output dtypes:
+//
+//   %0 = input 0; %1 = input 1; %2 = Add %0, %1; %3 = Relu %2; output %3 f16
 #pragma once
 
 #include <cstdint>
@@ -20,18 +27,37 @@
 #include "dlc/dtype.h"
 #include "dlc/tensor.h"
 
-namespace dlc::codegen::cuda {
+namespace dlc {
 
 // X(Name, number of operands). Input and Constant take none (their data is in the instruction).
 // Semantics follow the CPU kernels: Max/Min return the first operand when it is NaN; Where(c, a,
 // b) = c != 0 ? a : b; Clip(x, lo, hi); ReluGrad(dy, y) = y > 0 ? dy : 0; Cast(x) rounds to
 // ExprInstr::to (f32, f16, bf16, or bool: x != 0).
-#define DLC_EXPR_OPS(X)                                                                                    \
-  X(Input, 0)                                                                                              \
-  X(Constant, 0)                                                                                           \
-  X(Add, 2)                                                                                                \
-  X(Sub, 2) X(Mul, 2) X(Div, 2) X(Pow, 2) X(Max, 2) X(Min, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1) X(Sigmoid, 1) \
-      X(Tanh, 1) X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Erf, 1) X(Where, 3) X(Cast, 1) X(Clip, 3) X(ReluGrad, 2)
+// clang-format off
+#define DLC_EXPR_OPS(X) \
+  X(Input, 0)           \
+  X(Constant, 0)        \
+  X(Add, 2)             \
+  X(Sub, 2)             \
+  X(Mul, 2)             \
+  X(Div, 2)             \
+  X(Pow, 2)             \
+  X(Max, 2)             \
+  X(Min, 2)             \
+  X(Neg, 1)             \
+  X(Abs, 1)             \
+  X(Relu, 1)            \
+  X(Sigmoid, 1)         \
+  X(Tanh, 1)            \
+  X(Exp, 1)             \
+  X(Log, 1)             \
+  X(Sqrt, 1)            \
+  X(Erf, 1)             \
+  X(Where, 3)           \
+  X(Cast, 1)            \
+  X(Clip, 3)            \
+  X(ReluGrad, 2)
+// clang-format on
 
 enum class ExprOp : uint8_t {
 #define DLC_EXPR_OP_ENUM(name, arity) name,
@@ -43,6 +69,8 @@ std::string_view expr_op_name(ExprOp op);
 int expr_op_arity(ExprOp op);
 /// The op named `name` (an IR op name such as "Add" or "ReluGrad"), if programs have it.
 std::optional<ExprOp> expr_op_from_name(std::string_view name);
+/// Whether programs load and store `t`: f32, f16, bf16 or bool.
+bool is_expr_storage(DType t);
 
 struct ExprInput {
   std::string name;
@@ -86,6 +114,14 @@ struct ExprProgram {
   void validate() const;
   /// One line per input, instruction and output ("%2 = Add %0, %1"); the kernel's header comment.
   std::string str() const;
+  /// The attribute form: instructions and output dtypes, "; "-separated (see the file comment).
+  std::string body() const;
 };
 
-}  // namespace dlc::codegen::cuda
+/// Rebuilds a program from its attribute form and the operands of its node or step: `inputs`
+/// in operand order, `output_names` one per output. The dims are the broadcast of the inputs'
+/// dims. Throws dlc::Error naming the problem; the result is validated.
+ExprProgram parse_expr_program(std::string_view body, std::vector<ExprInput> inputs,
+                               const std::vector<std::string>& output_names);
+
+}  // namespace dlc

@@ -1,0 +1,202 @@
+// Elementwise fusion (fusion.h): grouping, the legality checks and the rewrite into
+// FusedElementwise nodes.
+#include "passes/fusion.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "dlc/expr_program.h"
+
+namespace dlc::passes {
+
+namespace {
+
+bool is_float_storage(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// The program op of `n` when the node may join a group: one result, operand and result dtypes
+// the programs store, every required operand present.
+std::optional<ExprOp> fusable_op(const ir::Node& n) {
+  const std::optional<ExprOp> op = expr_op_from_name(ir::op_name(n.op));
+  if (!op || n.outputs.size() != 1 || !n.outputs[0]) return std::nullopt;
+  const DType out = n.outputs[0]->type.dtype;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const ir::Value* v = n.inputs[i];
+    if (!v) {
+      if (*op != ExprOp::Clip) return std::nullopt;  // Clip's bounds are optional
+      continue;
+    }
+    const DType t = v->type.dtype;
+    const bool ok = *op == ExprOp::Cast    ? is_expr_storage(t)
+                    : *op == ExprOp::Where ? (i == 0 ? t == DType::Bool : is_float_storage(t))
+                                           : is_float_storage(t);
+    if (!ok) return std::nullopt;
+  }
+  if (*op == ExprOp::Cast ? !is_expr_storage(out) : !is_float_storage(out)) return std::nullopt;
+  return op;
+}
+
+struct Group {
+  std::vector<ir::Node*> nodes;  // in schedule order
+  Shape dims;
+};
+
+class Fuser {
+ public:
+  explicit Fuser(ir::Graph& g) : g_(g), nodes_(g.nodes()) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      pos_[nodes_[i]] = int(i);
+      for (ir::Value* v : nodes_[i]->inputs)
+        if (v) users_[v].push_back(nodes_[i]);
+    }
+    for (ir::Value* v : g.outputs()) kept_.insert(v);
+    for (const auto& [value, state] : g.state_updates()) kept_.insert(value);
+  }
+
+  void group() {
+    for (ir::Node* n : nodes_) {
+      if (!fusable_op(*n)) continue;
+      const Shape& dims = n->outputs[0]->type.shape;
+      int chosen = -1;
+      for (ir::Value* v : n->inputs) {
+        if (!v || !v->producer || !group_of_.count(v->producer)) continue;
+        const int gi = group_of_[v->producer];
+        if (groups_[size_t(gi)].dims == dims && can_join(groups_[size_t(gi)], n)) {
+          chosen = gi;
+          break;
+        }
+      }
+      if (chosen < 0) {
+        chosen = int(groups_.size());
+        groups_.push_back({{}, dims});
+      }
+      groups_[size_t(chosen)].nodes.push_back(n);
+      group_of_[n] = chosen;
+    }
+  }
+
+  // Rewrites every group of two or more nodes; returns {groups, nodes} fused.
+  std::pair<int64_t, int64_t> rewrite() {
+    int64_t groups = 0, nodes = 0;
+    for (const Group& gr : groups_) {
+      if (gr.nodes.size() < 2 || !fuse(gr)) continue;
+      ++groups;
+      nodes += int64_t(gr.nodes.size());
+    }
+    return {groups, nodes};
+  }
+
+ private:
+  bool in_group(const Group& gr, const ir::Node* n) const {
+    auto it = group_of_.find(n);
+    return it != group_of_.end() && &groups_[size_t(it->second)] == &gr;
+  }
+
+  // Whether `n` may join `gr`: every use of a group value outside the group (other than by `n`)
+  // comes after `n`, where the fused node would then be placed.
+  bool can_join(const Group& gr, const ir::Node* n) const {
+    for (const ir::Node* m : gr.nodes)
+      for (const ir::Value* v : m->outputs) {
+        auto it = users_.find(v);
+        if (it == users_.end()) continue;
+        for (const ir::Node* u : it->second)
+          if (u != n && !in_group(gr, u) && pos_.at(u) < pos_.at(n)) return false;
+      }
+    return true;
+  }
+
+  bool used_outside(const Group& gr, const ir::Value* v) const {
+    if (kept_.count(v)) return true;
+    auto it = users_.find(v);
+    if (it == users_.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](const ir::Node* u) { return !in_group(gr, u); });
+  }
+
+  bool fuse(const Group& gr) {
+    ExprProgram p(gr.dims);
+    std::vector<ir::Value*> operands;
+    std::map<const ir::Value*, int> value_of;  // IR value -> program value
+    const auto operand = [&](ir::Value* v) {
+      auto it = value_of.find(v);
+      if (it != value_of.end()) return it->second;
+      operands.push_back(v);
+      return value_of[v] = p.input(v->name, v->type.dtype, v->type.shape);
+    };
+    std::vector<ir::Value*> emitted;
+    for (ir::Node* n : gr.nodes) {
+      const ExprOp op = *fusable_op(*n);
+      // An absent Clip bound is the unfused kernel's f32 limit.
+      const auto clip_limit = [&](size_t i) {
+        return p.constant(i == 1 ? std::numeric_limits<float>::lowest() : std::numeric_limits<float>::max());
+      };
+      std::vector<int> args;
+      for (size_t i = 0; i < n->inputs.size(); ++i)
+        args.push_back(n->inputs[i] ? operand(n->inputs[i]) : clip_limit(i));
+      if (op == ExprOp::Clip)
+        while (args.size() < 3) args.push_back(clip_limit(args.size()));
+      ir::Value* out = n->outputs[0];
+      const DType t = out->type.dtype;
+      int v = op == ExprOp::Cast ? p.cast(args[0], t) : p.op(op, std::move(args));
+      if (op != ExprOp::Cast && t != DType::F32) v = p.cast(v, t);  // stored as the unfused kernel would
+      value_of[out] = v;
+      if (used_outside(gr, out)) {
+        p.output(out->name, v, t);
+        emitted.push_back(out);
+      }
+    }
+    if (emitted.empty()) return false;
+    p.validate();
+
+    std::vector<std::string> temp_names;
+    std::vector<TensorType> types;
+    for (ir::Value* v : emitted) {
+      temp_names.push_back(g_.unique_value_name(v->name + ".unfused"));
+      types.push_back(v->type);
+    }
+    ir::Node* last = gr.nodes.back();
+    Attrs attrs;
+    attrs.set("program", p.body());
+    g_.set_insertion_point(last);
+    ir::Node* fused = g_.add_node_typed(ir::OpKind::FusedElementwise, operands, std::move(attrs), temp_names,
+                                        types, "fused." + last->name);
+    g_.clear_insertion_point();
+    // The fused node takes over the emitted values (names, roles and every reference to them
+    // stay); the old nodes get the placeholders and go.
+    for (size_t i = 0; i < emitted.size(); ++i) {
+      ir::Value* old = emitted[i];
+      ir::Value* temp = fused->outputs[i];
+      ir::Node* producer = old->producer;
+      const int slot = old->producer_output;
+      producer->outputs[size_t(slot)] = temp;
+      temp->producer = producer;
+      temp->producer_output = slot;
+      fused->outputs[i] = old;
+      old->producer = fused;
+      old->producer_output = int(i);
+    }
+    for (auto it = gr.nodes.rbegin(); it != gr.nodes.rend(); ++it) g_.remove_node(*it);
+    return true;
+  }
+
+  ir::Graph& g_;
+  std::vector<ir::Node*> nodes_;
+  std::map<const ir::Node*, int> pos_;
+  std::map<const ir::Value*, std::vector<ir::Node*>> users_;
+  std::set<const ir::Value*> kept_;
+  std::map<const ir::Node*, int> group_of_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace
+
+bool Fusion::run(ir::Graph& g) {
+  Fuser fuser(g);
+  fuser.group();
+  const auto [groups, nodes] = fuser.rewrite();
+  stats_ = {{"groups", groups}, {"nodes_fused", nodes}};
+  return groups > 0;
+}
+
+}  // namespace dlc::passes

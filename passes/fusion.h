@@ -1,0 +1,32 @@
+// Elementwise fusion: chains of elementwise ops (forward and backward: Add, Mul, Relu, ReluGrad,
+// Sigmoid, Where, Cast, … — the ops of DLC_EXPR_OPS) become one FusedElementwise node whose
+// `program` attribute is the chain as an expression program (dlc/expr_program.h), so the CPU
+// runtime runs them as one pass over the elements.
+//
+// Grouping is greedy over the schedule: a fusable node joins the group of one of its operands'
+// producers when it has the group's shape, and starts a group of its own otherwise. Legality:
+//   - every op of a group has the group's result shape (operands from outside may broadcast);
+//   - operand and result dtypes are f32/f16/bf16 (bool only as Where's condition or around a
+//     Cast); random ops (Dropout) and everything outside DLC_EXPR_OPS stay as they are;
+//   - a group value used outside the group, or a graph output or state update, is emitted as an
+//     output of the fused node (keeping its name), and all such outside users come after the
+//     group's last node, where the fused node is placed (so the schedule stays valid);
+//   - a 16-bit intermediate is rounded to its dtype inside the program, exactly as the unfused
+//     kernels store it, so a fused graph computes the bits of the unfused one.
+// Groups of one node are left alone.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace dlc::passes {
+
+class Fusion final : public Pass {
+ public:
+  std::string_view name() const override { return "fusion"; }
+  std::string_view summary() const override {
+    return "fuse chains of elementwise ops into FusedElementwise nodes";
+  }
+  bool run(ir::Graph& graph) override;
+};
+
+}  // namespace dlc::passes

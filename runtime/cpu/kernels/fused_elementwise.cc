@@ -1,0 +1,312 @@
+// The CPU kernel of FusedElementwise: interprets the step's expression program
+// (dlc/expr_program.h) over blocks of output elements. Each block loads its slice of every input
+// into an f32 register row (broadcast inputs through collapsed strides), runs the instructions
+// one at a time as tight loops over the block (vectorizable), and stores the outputs; OpenMP
+// splits the blocks over threads. Each op computes exactly what the op's own CPU kernel computes
+// in f32, so a fused f32 chain gives the bits of the unfused one.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "dlc/expr_program.h"
+#include "dlc/half.h"
+#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/kernel.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+constexpr int64_t kBlock = 512;  // elements per block: the register rows stay in L1/L2
+
+// Output dims with size-1 dims dropped and neighbours merged wherever every input steps through
+// both alike; per input, the element strides over those dims (0 where broadcast).
+struct Layout {
+  Shape dims;
+  std::vector<Shape> strides;
+  std::vector<bool> full;    // the input has the output's elements in order
+  std::vector<bool> scalar;  // one element, broadcast everywhere
+};
+
+Layout make_layout(const ExprProgram& p) {
+  Layout l;
+  std::vector<Shape> in_strides;
+  for (const ExprInput& in : p.inputs) in_strides.push_back(broadcast_strides(in.dims, p.dims));
+  l.strides.resize(p.inputs.size());
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    if (p.dims[d] == 1) continue;
+    bool merge = !l.dims.empty();
+    for (size_t k = 0; k < p.inputs.size() && merge; ++k)
+      merge = l.strides[k].back() == in_strides[k][d] * p.dims[d];
+    if (merge) {
+      l.dims.back() *= p.dims[d];
+      for (size_t k = 0; k < p.inputs.size(); ++k) l.strides[k].back() = in_strides[k][d];
+      continue;
+    }
+    l.dims.push_back(p.dims[d]);
+    for (size_t k = 0; k < p.inputs.size(); ++k) l.strides[k].push_back(in_strides[k][d]);
+  }
+  for (const ExprInput& in : p.inputs) {
+    l.full.push_back(num_elements(in.dims) == num_elements(p.dims));
+    l.scalar.push_back(num_elements(in.dims) == 1);
+  }
+  return l;
+}
+
+struct FusedState final : KernelState {
+  ExprProgram program;
+  Layout layout;
+};
+
+ExprProgram program_of(const KernelContext& ctx) {
+  std::vector<ExprInput> inputs;
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    if (!ctx.inputs[i].data) ctx.fail("input {} is absent", i);
+    inputs.push_back({fmt::format("input {}", i), ctx.inputs[i].dtype, ctx.inputs[i].dims});
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
+    if (!ctx.outputs[i].data) ctx.fail("output {} is absent", i);
+    names.push_back(fmt::format("output {}", i));
+  }
+  ExprProgram p;
+  try {
+    p = parse_expr_program(ctx.attrs.s("program"), std::move(inputs), names);
+  } catch (const Error& e) {
+    ctx.fail("{}", e.what());
+  }
+  for (size_t i = 0; i < ctx.outputs.size(); ++i)
+    if (ctx.outputs[i].dtype != p.outputs[i].dtype || ctx.outputs[i].dims != p.dims)
+      ctx.fail("output {} is {}{}, the program makes {}{}", i, dtype_name(ctx.outputs[i].dtype),
+               shape_str(ctx.outputs[i].dims), dtype_name(p.outputs[i].dtype), shape_str(p.dims));
+  return p;
+}
+
+// ---- loads and stores between storage and f32 register rows
+
+float to_f32(const void* data, DType t, int64_t i) {
+  switch (t) {
+    case DType::F16:
+      return float(static_cast<const Half*>(data)[i]);
+    case DType::BF16:
+      return float(static_cast<const BFloat16*>(data)[i]);
+    case DType::Bool:
+      return static_cast<const uint8_t*>(data)[i] != 0 ? 1.f : 0.f;
+    default:
+      return static_cast<const float*>(data)[i];
+  }
+}
+
+// dst[j] = element `from + j` for j < n (stride 1), or element `from` everywhere (stride 0).
+void load(const TensorView& v, int64_t from, int64_t stride, int64_t n, float* __restrict dst) {
+  if (stride == 0) {
+    std::fill(dst, dst + n, to_f32(v.data, v.dtype, from));
+  } else if (v.dtype == DType::F32) {
+    std::copy_n(v.as<const float>() + from, n, dst);
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = to_f32(v.data, v.dtype, from + j);
+  }
+}
+
+void store(const float* __restrict src, int64_t n, const TensorView& v, int64_t at) {
+  switch (v.dtype) {
+    case DType::F16:
+      for (int64_t j = 0; j < n; ++j) v.as<Half>()[at + j] = Half(src[j]);
+      break;
+    case DType::BF16:
+      for (int64_t j = 0; j < n; ++j) v.as<BFloat16>()[at + j] = BFloat16(src[j]);
+      break;
+    case DType::Bool:
+      for (int64_t j = 0; j < n; ++j) v.as<uint8_t>()[at + j] = src[j] != 0.f ? 1 : 0;
+      break;
+    default:
+      std::copy_n(src, n, v.as<float>() + at);
+  }
+}
+
+// Input k's elements [begin, begin + n) of the output order into dst, row segment by segment.
+void load_broadcast(const TensorView& v, const Layout& l, size_t k, int64_t begin, int64_t n,
+                    float* __restrict dst) {
+  const Shape& st = l.strides[k];
+  const int64_t rank = int64_t(l.dims.size());
+  const int64_t inner = l.dims.back();
+  for (int64_t i = begin, end = begin + n; i < end;) {
+    int64_t rem = i / inner;
+    const int64_t col = i % inner;
+    int64_t off = col * st[rank - 1];
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      off += (rem % l.dims[d]) * st[d];
+      rem /= l.dims[d];
+    }
+    const int64_t len = std::min(inner - col, end - i);
+    load(v, off, st[rank - 1], len, dst + (i - begin));
+    i += len;
+  }
+}
+
+// ---- the ops, one loop each over a block (the expressions of the unfused CPU kernels)
+
+template <typename F>
+void map1(const float* __restrict a, float* __restrict y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = f(a[j]);
+}
+
+template <typename F>
+void map2(const float* __restrict a, const float* __restrict b, float* __restrict y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = f(a[j], b[j]);
+}
+
+template <typename F>
+void map3(const float* __restrict a, const float* __restrict b, const float* __restrict c,
+          float* __restrict y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = f(a[j], b[j], c[j]);
+}
+
+float round_to(float x, DType t) {
+  switch (t) {
+    case DType::F16:
+      return float(Half(x));
+    case DType::BF16:
+      return float(BFloat16(x));
+    case DType::Bool:
+      return x != 0.f ? 1.f : 0.f;
+    default:
+      return x;
+  }
+}
+
+// Runs `in` over n elements into y; src[k] points at value k's elements of the block.
+void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* __restrict y) {
+  const auto arg = [&](size_t a) { return src[in.args[a]]; };
+  switch (in.op) {
+    case ExprOp::Input:
+    case ExprOp::Constant:
+      return;  // loaded per block / filled once
+    case ExprOp::Add:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a + b; });
+    case ExprOp::Sub:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a - b; });
+    case ExprOp::Mul:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a * b; });
+    case ExprOp::Div:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a / b; });
+    case ExprOp::Pow:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return std::pow(a, b); });
+    case ExprOp::Max:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a != a ? a : (a < b ? b : a); });
+    case ExprOp::Min:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a != a ? a : (b < a ? b : a); });
+    case ExprOp::Neg:
+      return map1(arg(0), y, n, [](float a) { return -a; });
+    case ExprOp::Abs:
+      return map1(arg(0), y, n, [](float a) { return std::fabs(a); });
+    case ExprOp::Relu:
+      return map1(arg(0), y, n, [](float a) { return a > 0.f ? a : 0.f; });
+    case ExprOp::Sigmoid:
+      return map1(arg(0), y, n, [](float x) {
+        return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
+      });
+    case ExprOp::Tanh:
+      return map1(arg(0), y, n, [](float a) { return std::tanh(a); });
+    case ExprOp::Exp:
+      return map1(arg(0), y, n, [](float a) { return std::exp(a); });
+    case ExprOp::Log:
+      return map1(arg(0), y, n, [](float a) { return std::log(a); });
+    case ExprOp::Sqrt:
+      return map1(arg(0), y, n, [](float a) { return std::sqrt(a); });
+    case ExprOp::Erf:
+      return map1(arg(0), y, n, [](float a) { return std::erf(a); });
+    case ExprOp::Where:
+      return map3(arg(0), arg(1), arg(2), y, n, [](float c, float a, float b) { return c != 0.f ? a : b; });
+    case ExprOp::Cast: {
+      const DType to = in.to;
+      return map1(arg(0), y, n, [to](float a) { return round_to(a, to); });
+    }
+    case ExprOp::Clip:
+      return map3(arg(0), arg(1), arg(2), y, n, [](float x, float lo, float hi) {
+        x = x < lo ? lo : x;
+        return x > hi ? hi : x;
+      });
+    case ExprOp::ReluGrad:
+      return map2(arg(0), arg(1), y, n, [](float dy, float v) { return v > 0.f ? dy : 0.f; });
+  }
+}
+
+// This thread's register rows for `p` (kept between steps: no allocation per run), with the
+// constants filled in.
+float* registers(const ExprProgram& p) {
+  thread_local std::vector<float> regs;
+  if (regs.size() < p.instrs.size() * size_t(kBlock)) regs.resize(p.instrs.size() * size_t(kBlock));
+  for (size_t k = 0; k < p.instrs.size(); ++k)
+    if (p.instrs[k].op == ExprOp::Constant)
+      std::fill_n(regs.data() + k * kBlock, kBlock, float(p.instrs[k].value));
+  return regs.data();
+}
+
+// Blocks [first, last) of the output. An f32 input in output order is read where it lies;
+// every other value gets a register row.
+void run_blocks(const KernelContext& ctx, const ExprProgram& p, const Layout& l, int64_t first,
+                int64_t last) {
+  float* regs = registers(p);
+  std::vector<const float*> src(p.instrs.size());
+  const int64_t total = num_elements(p.dims);
+  for (int64_t b = first; b < last; ++b) {
+    const int64_t begin = b * kBlock, n = std::min(kBlock, total - begin);
+    for (size_t k = 0; k < p.instrs.size(); ++k) {
+      const ExprInstr& in = p.instrs[k];
+      float* y = regs + k * kBlock;
+      src[k] = y;
+      if (in.op != ExprOp::Input) {
+        run_instr(in, src.data(), n, y);
+        continue;
+      }
+      const size_t i = size_t(in.input);
+      const TensorView& v = ctx.inputs[i];
+      if (l.full[i] && v.dtype == DType::F32)
+        src[k] = v.as<const float>() + begin;
+      else if (l.full[i])
+        load(v, begin, 1, n, y);
+      else if (l.scalar[i])
+        load(v, 0, 0, n, y);
+      else
+        load_broadcast(v, l, i, begin, n, y);
+    }
+    for (size_t o = 0; o < p.outputs.size(); ++o)
+      store(src[size_t(p.outputs[o].value)], n, ctx.outputs[o], begin);
+  }
+}
+
+void run_program(const KernelContext& ctx, const ExprProgram& p, const Layout& l) {
+  const int64_t total = num_elements(p.dims);
+  const int64_t blocks = (total + kBlock - 1) / kBlock;
+  if (total <= 32768) return run_blocks(ctx, p, l, 0, blocks);  // not worth a parallel region
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    run_blocks(ctx, p, l, blocks * t / threads, blocks * (t + 1) / threads);
+  }
+}
+
+}  // namespace
+
+void kernel_FusedElementwise(KernelContext& ctx) {
+  FusedState* state = ctx.state ? dynamic_cast<FusedState*>(ctx.state->get()) : nullptr;
+  FusedState local;
+  if (!state) {
+    state = &local;
+    local.program = program_of(ctx);
+    local.layout = make_layout(local.program);
+    if (ctx.state) {
+      *ctx.state = std::make_unique<FusedState>(std::move(local));
+      state = static_cast<FusedState*>(ctx.state->get());
+    }
+  }
+  run_program(ctx, state->program, state->layout);
+}
+
+}  // namespace dlc::cpu

@@ -1,0 +1,103 @@
+// CPU MaxPoolGrad: the gradient of MaxPool; each output's dy goes to the first tap (in row-major
+// window order) holding its window's maximum of x, as MaxPool picks it. 1-D and 2-D windows
+// without dilation that stay inside the input take a branch-free loop (2x2/2 windows tiling
+// the input, the usual pooling, a vectorized one); everything else walks pool_loop's windows, so
+// the geometry is always MaxPool's.
+#include <algorithm>
+
+#include "runtime/cpu/kernel.h"
+#include "runtime/cpu/pool_window.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+// Whether every window is a dense k1 x k2 block inside the plane (spatial dims padded to 3, the
+// first of size 1).
+bool dense_2d_windows(const PoolGeometry& g) {
+  if (g.in[0] != 1 || g.k[0] != 1) return false;
+  for (int i = 1; i < 3; ++i)
+    if (g.d[i] != 1 || g.pb[i] != 0 || (g.out[i] - 1) * g.s[i] + g.k[i] > g.in[i]) return false;
+  return true;
+}
+
+// 2x2/2 windows tiling the plane (tiles_2x2): each dx element belongs to one window, so dx is
+// written once, without a zero fill, and the loop over a row of windows vectorizes.
+void max_pool_grad_2x2(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
+  const int64_t W = g.in[2], OH = g.out[1], OW = g.out[2];
+#pragma omp parallel for schedule(static) if (g.planes * g.out_plane() > 4096)
+  for (int64_t row = 0; row < g.planes * OH; ++row) {
+    const float* x0 = x + row * 2 * W;
+    const float* x1 = x0 + W;
+    float* d0 = dx + row * 2 * W;
+    float* d1 = d0 + W;
+    const float* dyr = dy + row * OW;
+#pragma omp simd
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const float a = x0[2 * ow], b = x0[2 * ow + 1], c = x1[2 * ow], d = x1[2 * ow + 1], g1 = dyr[ow];
+      // The first maximum in the order a, b, c, d wins (strict >, as MaxPool; a NaN a stays).
+      const bool gb = b > a;
+      const float mb = gb ? b : a;
+      const bool gc = c > mb;
+      const float mc = gc ? c : mb;
+      const bool gd = d > mc;
+      d1[2 * ow + 1] = gd ? g1 : 0.f;
+      d1[2 * ow] = !gd && gc ? g1 : 0.f;
+      d0[2 * ow + 1] = !gd && !gc && gb ? g1 : 0.f;
+      d0[2 * ow] = !gd && !gc && !gb ? g1 : 0.f;
+    }
+  }
+}
+
+void max_pool_grad_dense_2d(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
+  const int64_t W = g.in[2], OH = g.out[1], OW = g.out[2], KH = g.k[1], KW = g.k[2];
+#pragma omp parallel for schedule(static) if (g.planes * g.out_plane() > 4096)
+  for (int64_t pl = 0; pl < g.planes; ++pl) {
+    const float* xp = x + pl * g.in_plane();
+    const float* dyp = dy + pl * g.out_plane();
+    float* dxp = dx + pl * g.in_plane();
+    std::fill_n(dxp, g.in_plane(), 0.f);
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t start = oh * g.s[1] * W + ow * g.s[2];
+        int64_t best = start;
+        float best_v = xp[start];
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t idx = start + kh * W + kw;
+            const float v = xp[idx];
+            const bool better = v > best_v;  // strict: the first maximum wins, NaN stays
+            best = better ? idx : best;
+            best_v = better ? v : best_v;
+          }
+        dxp[best] += dyp[oh * OW + ow];
+      }
+  }
+}
+
+}  // namespace
+
+void kernel_MaxPoolGrad(KernelContext& ctx) {
+  const TensorView &dy = ctx.inputs[0], &x = ctx.inputs[1], &dx = ctx.outputs[0];
+  for (const TensorView* v : {&dy, &x})
+    if (v->dtype != DType::F32) ctx.fail("dtype {} is not supported", dtype_name(v->dtype));
+  const PoolGeometry g = pool_geometry(ctx, x.dims, dy.dims);
+  const float* xs = x.as<float>();
+  const float* dys = dy.as<float>();
+  float* dxs = dx.as<float>();
+  if (tiles_2x2(g)) return max_pool_grad_2x2(g, xs, dys, dxs);
+  if (dense_2d_windows(g)) return max_pool_grad_dense_2d(g, xs, dys, dxs);
+  std::fill_n(dxs, dx.numel(), 0.f);
+  pool_loop(g, [&](int64_t pl, int64_t oi, const PoolWindow& w) {
+    const float* xp = xs + pl * g.in_plane();
+    int64_t best = -1;
+    float best_v = 0.f;
+    w.for_each_tap([&](int64_t i0, int64_t i1, int64_t i2) {
+      const int64_t idx = w.offset(i0, i1, i2);
+      if (best < 0 || xp[idx] > best_v) best = idx, best_v = xp[idx];
+    });
+    if (best >= 0) dxs[pl * g.in_plane() + best] += dys[pl * g.out_plane() + oi];
+  });
+}
+
+}  // namespace dlc::cpu

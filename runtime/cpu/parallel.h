@@ -1,0 +1,29 @@
+// Splitting a flat loop over the OpenMP threads in contiguous chunks. Kernels put a plain
+// `#pragma omp simd` loop inside the chunk: GCC vectorizes that reliably, where a combined
+// `parallel for simd` often runs its scalar fallback, and one thread opens no parallel region.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace dlc::cpu {
+
+/// Calls chunk(begin, end) over disjoint ranges covering [0, n): once with [0, n) when n is at
+/// most `serial_max` or one thread is available, else once per thread in a parallel region.
+template <typename Chunk>
+void parallel_chunks(int64_t n, int64_t serial_max, Chunk&& chunk) {
+  if (n <= serial_max || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    if (n > 0) chunk(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), per = (n + threads - 1) / threads;
+    const int64_t begin = std::min(n, omp_get_thread_num() * per), end = std::min(n, begin + per);
+    if (begin < end) chunk(begin, end);
+  }
+}
+
+}  // namespace dlc::cpu

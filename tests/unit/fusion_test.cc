@@ -1,0 +1,264 @@
+// The fusion pass and the FusedElementwise CPU kernel against the unfused ops: each case builds
+// the same IR graph twice, fuses one, runs both on the CPU runtime and compares every output bit
+// for bit — over broadcasting operands, f16/bf16 storage, backward ops, several outputs and
+// tensors large enough for the parallel path. The fused graph also round-trips through the
+// textual IR and the plan file.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include "codegen/lower.h"
+#include "dlc/error.h"
+#include "dlc/expr_program.h"
+#include "dlc/session.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/fusion.h"
+#include "runtime/plan/plan_file.h"
+#include "tests/unit/kernel_test_util.h"
+
+namespace dlc {
+namespace {
+
+using ir::OpKind;
+using Build = std::function<void(ir::Graph&)>;
+
+// Random inputs by name (booleans alternate), the same for every run of a case.
+std::map<std::string, Tensor> inputs_for(const ir::Graph& g) {
+  std::map<std::string, Tensor> out;
+  uint32_t seed = 1;
+  for (const ir::Value* v : g.inputs()) {
+    std::mt19937 rng(seed++);
+    std::uniform_real_distribution<double> dist(-2.0, 2.0);
+    std::vector<double> values(size_t(v->type.numel()));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = v->type.dtype == DType::Bool ? double(i % 3 == 0) : dist(rng);
+    out[v->name] = Tensor::from_double(v->type.dtype, values, v->type.shape);
+  }
+  return out;
+}
+
+std::vector<Tensor> run_plan(const plan::Plan& plan, const std::map<std::string, Tensor>& inputs,
+                             int threads) {
+  std::unique_ptr<Session> s = Session::create(plan, {threads});
+  for (const auto& [name, value] : inputs) s->set_input(name, value);
+  s->run();
+  std::vector<Tensor> outs;
+  for (const Session::Signature& o : s->outputs()) outs.push_back(s->output(o.name));
+  return outs;
+}
+
+int count(const ir::Graph& g, OpKind op) {
+  int n = 0;
+  for (const ir::Node* node : g.nodes()) n += node->op == op;
+  return n;
+}
+
+// Fuses a copy of the graph `build` makes; expects `groups` fused nodes and the outputs of the
+// unfused graph, bit for bit (with 1 and 2 threads), also after the textual IR and a plan file.
+void check_fusion(const Build& build, int64_t groups) {
+  ir::Graph plain, fused;
+  build(plain);
+  build(fused);
+  passes::Fusion fusion;
+  EXPECT_EQ(fusion.run(fused), groups > 0);
+  ir::verify(fused);
+  EXPECT_EQ(fusion.stats().at("groups"), groups) << ir::print_graph(fused);
+  EXPECT_EQ(count(fused, OpKind::FusedElementwise), groups);
+
+  const std::map<std::string, Tensor> inputs = inputs_for(plain);
+  const std::vector<Tensor> want = run_plan(codegen::lower_to_plan(plain), inputs, 1);
+  const plan::Plan fused_plan = codegen::lower_to_plan(fused);
+  for (int threads : {1, 2}) {
+    const std::vector<Tensor> got = run_plan(fused_plan, inputs, threads);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], want[i]) << "output " << i << ", " << threads << " threads";
+  }
+
+  // The program survives the textual IR and the plan file.
+  const std::string text = ir::print_graph(fused);
+  std::unique_ptr<ir::Graph> reparsed = ir::parse_graph(text);
+  EXPECT_EQ(ir::print_graph(*reparsed), text);
+  const std::string path = (std::filesystem::temp_directory_path() / "dlc_fusion_test.dlcplan").string();
+  plan::write_plan_file(codegen::lower_to_plan(*reparsed), path);
+  const std::vector<Tensor> loaded = run_plan(plan::read_plan_file(path), inputs, 1);
+  std::filesystem::remove(path);
+  for (size_t i = 0; i < loaded.size(); ++i)
+    EXPECT_EQ(loaded[i], want[i]) << "output " << i << " after the plan file";
+}
+
+ir::Value* op(ir::Graph& g, OpKind kind, std::vector<ir::Value*> in, Attrs attrs = {}) {
+  return g.add_node(kind, std::move(in), std::move(attrs))->outputs[0];
+}
+
+ir::Value* scalar(ir::Graph& g, DType t, double v) {
+  return g.add_constant(g.unique_value_name("c"), Tensor::from_double(t, {v}, {}));
+}
+
+TEST(Fusion, BiasGeluChain) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {8, 33}});
+        ir::Value* b = g.add_input("b", {DType::F32, {33}});
+        ir::Value* a = op(g, OpKind::Add, {x, b});
+        ir::Value* e = op(g, OpKind::Erf, {op(g, OpKind::Div, {a, scalar(g, DType::F32, std::sqrt(2.0))})});
+        ir::Value* y = op(g, OpKind::Mul,
+                          {op(g, OpKind::Mul, {a, op(g, OpKind::Add, {e, scalar(g, DType::F32, 1)})}),
+                           scalar(g, DType::F32, 0.5)});
+        g.add_output(y);
+      },
+      1);
+}
+
+TEST(Fusion, EveryOpWithBroadcasting) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {4, 1, 5}});
+        ir::Value* y = g.add_input("y", {DType::F32, {3, 1}});
+        ir::Value* z = g.add_input("z", {DType::F32, {5}});
+        ir::Value* c = g.add_input("c", {DType::Bool, {3, 5}});
+        ir::Value* a = op(g, OpKind::Add, {x, y});  // [4,3,5]
+        ir::Value* s = op(g, OpKind::Sub, {a, z});
+        ir::Value* m = op(g, OpKind::Mul, {s, scalar(g, DType::F32, 0.75)});
+        ir::Value* d =
+            op(g, OpKind::Div, {m, op(g, OpKind::Add, {op(g, OpKind::Abs, {a}), scalar(g, DType::F32, 1)})});
+        ir::Value* l = op(
+            g, OpKind::Log,
+            {op(g, OpKind::Add, {op(g, OpKind::Exp, {op(g, OpKind::Neg, {d})}), scalar(g, DType::F32, 1)})});
+        ir::Value* p =
+            op(g, OpKind::Pow, {op(g, OpKind::Sqrt, {op(g, OpKind::Abs, {l})}), scalar(g, DType::F32, 1.5)});
+        ir::Value* t = op(g, OpKind::Tanh, {op(g, OpKind::Sigmoid, {op(g, OpKind::Sub, {p, s})})});
+        ir::Value* mx = op(g, OpKind::Max, {t, s});
+        ir::Value* mn = op(g, OpKind::Min, {mx, z});
+        ir::Value* w = op(g, OpKind::Where, {c, op(g, OpKind::Relu, {mn}), s});
+        ir::Value* cl = op(g, OpKind::Clip, {w, scalar(g, DType::F32, -0.25), scalar(g, DType::F32, 0.75)});
+        g.add_output(cl);
+        g.add_output(s);  // an intermediate that is also an output
+      },
+      1);
+}
+
+TEST(Fusion, BackwardOpsAndOptionalClipBounds) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* dy = g.add_input("dy", {DType::F32, {16, 40}});
+        ir::Value* y = g.add_input("y", {DType::F32, {16, 40}});
+        ir::Value* dx = op(g, OpKind::ReluGrad, {dy, y});
+        ir::Node* clip = g.add_node(OpKind::Clip, {dx, nullptr, scalar(g, DType::F32, 0.5)});
+        ir::Value* sq = op(g, OpKind::Mul, {clip->outputs[0], clip->outputs[0]});
+        ir::Value* lo = op(g, OpKind::Clip, {sq, scalar(g, DType::F32, 0.1)});
+        g.add_output(lo);
+        g.add_output(op(g, OpKind::ReduceSum, {dx}, [] {
+          Attrs a;
+          a.set("axes", std::vector<int64_t>{0});
+          a.set("keepdims", int64_t(0));
+          return a;
+        }()));
+      },
+      1);
+}
+
+TEST(Fusion, HalfStorageRoundsLikeTheUnfusedKernels) {
+  for (DType t : {DType::F16, DType::BF16}) {
+    check_fusion(
+        [t](ir::Graph& g) {
+          ir::Value* x = g.add_input("x", {t, {6, 7}});
+          ir::Value* b = g.add_input("b", {t, {7}});
+          ir::Value* h = op(g, OpKind::Relu, {op(g, OpKind::Add, {x, b})});
+          h = op(g, OpKind::Mul, {h, op(g, OpKind::Sigmoid, {x})});
+          Attrs to_f32;
+          to_f32.set("to", std::string("f32"));
+          ir::Value* f = op(g, OpKind::Cast, {h}, to_f32);
+          g.add_output(op(g, OpKind::Add, {f, scalar(g, DType::F32, 0.1)}));
+          g.add_output(h);
+        },
+        1);
+  }
+}
+
+TEST(Fusion, LargeTensorsUseBlocksAndThreads) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {3, 70001}});
+        ir::Value* b = g.add_input("b", {DType::F32, {70001}});
+        ir::Value* r = g.add_input("r", {DType::F32, {3, 1}});
+        g.add_output(op(g, OpKind::Tanh, {op(g, OpKind::Mul, {op(g, OpKind::Add, {x, b}), r})}));
+      },
+      1);
+}
+
+TEST(Fusion, MustNotFire) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+        ir::Value* big = g.add_input("big", {DType::F32, {4, 2, 3}});
+        ir::Value* i = g.add_input("i", {DType::I64, {2, 3}});
+        // Another shape: Neg [2,3] feeds Mul [4,2,3].
+        g.add_output(op(g, OpKind::Mul, {op(g, OpKind::Neg, {x}), big}));
+        // A random op in the chain.
+        ir::Value* a = op(g, OpKind::Relu, {x});
+        ir::Node* drop = g.add_node(OpKind::Dropout, {a}, [] {
+          Attrs at;
+          at.set("ratio", 0.5);
+          at.set("seed", int64_t(3));
+          return at;
+        }());
+        g.add_output(op(g, OpKind::Sigmoid, {drop->outputs[0]}));
+        // The outside user (Transpose) of the first op comes before the second.
+        ir::Value* s = op(g, OpKind::Exp, {x});
+        Attrs perm;
+        perm.set("perm", std::vector<int64_t>{0, 1});
+        g.add_output(op(g, OpKind::Add, {s, op(g, OpKind::Transpose, {s}, perm)}));
+        // Integers.
+        g.add_output(op(g, OpKind::Neg, {op(g, OpKind::Abs, {i})}));
+      },
+      0);
+}
+
+TEST(Fusion, ProgramAttributeFormRoundTripsAndRejectsBadText) {
+  ExprProgram p({4});
+  p.output("y", p.op(ExprOp::Relu, {p.input("x", DType::F32, {4})}), DType::F32);
+  EXPECT_EQ(p.body(), "%0 = input 0; %1 = Relu %0; output %1 f32");
+  const ExprProgram q = parse_expr_program(p.body(), p.inputs, {"y"});
+  EXPECT_EQ(q.str(), p.str());
+  for (const char* bad : {"%0 = input 0; output %1 f32", "%0 = input 3; output %0 f32",
+                          "%0 = input 0; %1 = Conv %0; output %1 f32", "%1 = input 0; output %1 f32",
+                          "%0 = input 0; %1 = Cast %0 to i64; output %1 f32", "%0 = input 0",
+                          "%0 = input 0; output %0 f32; output %0 f32", "%0 = constant x; output %0 f32"})
+    EXPECT_THROW(parse_expr_program(bad, p.inputs, {"y"}), Error) << bad;
+  EXPECT_EQ(
+      parse_expr_program("%0 = constant -inf; %1 = Max %0, %0; output %1 f32", {}, {"y"}).instrs[0].value,
+      -INFINITY);
+}
+
+// A plan is input: a program that does not parse, or does not match the step's buffers, is an
+// error naming the step.
+TEST(Fusion, KernelRejectsAProgramThatDoesNotFitItsStep) {
+  std::vector<float> x(4), y(4);
+  const auto run = [&](const std::string& program, Shape out_dims) {
+    Attrs attrs;
+    attrs.set("program", program);
+    cpu::KernelContext ctx = cpu::test::kernel_context(
+        attrs, {cpu::test::view(x, {4})}, {cpu::test::view(y, std::move(out_dims))}, "FusedElementwise");
+    cpu::find_kernel("FusedElementwise")(ctx);
+  };
+  run("%0 = input 0; %1 = Relu %0; output %1 f32", {4});
+  for (float v : y) EXPECT_EQ(v, 0.f);
+  EXPECT_THROW(run("%0 = input 1; output %0 f32", {4}), Error);
+  EXPECT_THROW(run("%0 = input 0; %1 = Relu %0; output %1 f16", {4}), Error);
+  EXPECT_THROW(run("%0 = input 0; %1 = Relu %0; output %1 f32", {2, 2}), Error);
+  try {
+    run("garbage", {4});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("step 'test' (FusedElementwise)"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dlc

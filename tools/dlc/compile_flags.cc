@@ -1,0 +1,33 @@
+// An inference or a training compile from the command line.
+#include "tools/dlc/compile_flags.h"
+
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+
+namespace dlc::tool {
+
+void CompileFlags::add_to(CLI::App* cmd) {
+  cmd->add_flag("--train", train, "compile a training plan (loss, backward, optimizer) for `dlc train`");
+  model.add_to(cmd);
+  training.add_to(cmd);
+  pipeline.add_to(cmd);
+}
+
+driver::Compiled CompileFlags::compile(const std::string& model_path) {
+  if (!train) {
+    if (const CLI::Option* o = training.first_given())
+      throw Error(fmt::format("{} needs --train (it is a training option)", o->get_name()));
+    driver::CompileOptions options;
+    model.apply(options);
+    options.pipeline = pipeline.options;
+    return driver::compile_model(model_path, options);
+  }
+  driver::TrainCompileOptions options = training.options;
+  model.apply(options.compile);
+  options.compile.pipeline = pipeline.options;
+  if (options.compile.import.batch == 0) options.compile.import.batch = driver::kDefaultBatch;
+  return driver::compile_training(model_path, options);
+}
+
+}  // namespace dlc::tool
