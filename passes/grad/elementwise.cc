@@ -230,6 +230,14 @@ void grad_extremum(GradContext& c, OpKind a_wins) {
 
 }  // namespace
 
+void grad_mod(GradContext& c) {
+  // y = x - q·d with q = trunc(x/d) (fmod) or floor(x/d): dx = dy, dd = -dy·q, q = (x - y)/d
+  // (PyTorch's fmod/remainder backward).
+  ir::Value *x = c.x(0), *d = c.x(1);
+  c.set_dx(0, c.reduce_to(c.dy(), x->type.shape));
+  c.set_dx(1, c.reduce_to(c.neg(c.mul(c.dy(), c.div(c.sub(x, c.y()), d))), d->type.shape));
+}
+
 void grad_max(GradContext& c) { grad_extremum(c, OpKind::Greater); }
 
 void grad_min(GradContext& c) { grad_extremum(c, OpKind::Less); }

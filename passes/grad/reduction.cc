@@ -74,6 +74,23 @@ void grad_reduce_max(GradContext& c) { grad_reduce_extremum(c); }
 
 void grad_reduce_min(GradContext& c) { grad_reduce_extremum(c); }
 
+void grad_reduce_prod(GradContext& c) {
+  // dx_i = dy · Π_{j≠i} x_j, exact where x has zeros (as PyTorch's prod backward): with no zero
+  // in the group that is y / x_i; with one zero, the product of the rest at the zero and 0
+  // elsewhere; with two or more zeros, 0.
+  const DType t = c.x(0)->type.dtype;
+  Attrs a;
+  a.set("axes", reduced_axes(c));
+  a.set("keepdims", int64_t(1));
+  ir::Value* is_zero = c.emit(OpKind::Equal, {c.x(0), c.scalar(t, 0.0)});
+  ir::Value* safe = c.select(is_zero, c.scalar(t, 1.0), c.x(0));
+  ir::Value* zeros = c.emit(OpKind::ReduceSum, {c.cast(is_zero, t)}, a);
+  ir::Value* rest = c.emit(OpKind::ReduceProd, {safe}, a);  // the product of the nonzero entries
+  ir::Value* at_zero = c.keep_where(c.emit(OpKind::Equal, {zeros, c.scalar(t, 1.0)}), rest);
+  ir::Value* elsewhere = c.keep_where(c.emit(OpKind::Equal, {zeros, c.scalar(t, 0.0)}), c.div(rest, safe));
+  c.set_dx(0, c.mul(kept(c, c.dy()), c.select(is_zero, c.expand(at_zero, c.x(0)->type.shape), elsewhere)));
+}
+
 void grad_reduce_sum_square(GradContext& c) { c.set_dx(0, c.mul(kept(c, c.dy()), c.scale(c.x(0), 2.0))); }
 
 void grad_reduce_l1(GradContext& c) { c.set_dx(0, c.mul(kept(c, c.dy()), c.emit(OpKind::Sign, {c.x(0)}))); }

@@ -142,6 +142,12 @@ TEST_F(GradRule, PowOfANegativeBaseByAnIntegerExponent) {
   check({OpKind::Pow, {param(uniform({2, 3})), constant(Tensor::from_int64({3}, {}))}});
 }
 
+TEST_F(GradRule, ModOfBothOperands) {
+  check({OpKind::Mod,
+         {param(uniform({2, 3}, -4, 4)), param(uniform({3}, 0.7, 2))},
+         attrs({{"fmod", int64_t(1)}})});
+}
+
 TEST_F(GradRule, MaxAndMinWithBroadcasting) {
   check({OpKind::Max, {param(uniform({2, 3})), param(uniform({3}))}});
   check({OpKind::Min, {param(uniform({2, 1})), param(uniform({2, 3}))}});
@@ -222,6 +228,21 @@ TEST_F(GradRule, ReduceMaxAndMin) {
          {param(uniform({2, 3, 4}))},
          attrs({{"axes", Shape{1}}, {"keepdims", int64_t(0)}})});
   check({OpKind::ReduceMin, {param(uniform({2, 3, 4}))}, attrs({{"axes", Shape{0, 2}}})});
+}
+
+TEST_F(GradRule, ReduceProd) {
+  check({OpKind::ReduceProd,
+         {param(uniform({2, 3, 4}, 0.5, 1.5))},
+         attrs({{"axes", Shape{1}}, {"keepdims", int64_t(0)}})});
+  check({OpKind::ReduceProd, {param(uniform({2, 3}, -1.5, 1.5))}, attrs({{"axes", Shape{0, 1}}})});
+}
+
+TEST_F(GradRule, ReduceProdIsExactAtZerosLikePyTorch) {
+  // Rows with no zero, one zero and two zeros: dx_i is the product of the other entries.
+  const Tensor x = Tensor::from_double(DType::F64, {1, 2, 4, 0, 2, 3, 0, 0, 5}, {3, 3});
+  EXPECT_EQ(gradient_of(OpKind::ReduceProd, x, attrs({{"axes", Shape{1}}, {"keepdims", int64_t(0)}}),
+                        Tensor::from_double(DType::F64, {1, 1, 1}, {3})),
+            (std::vector<double>{8, 4, 2, 6, 0, 0, 0, 0, 0}));
 }
 
 TEST_F(GradRule, ReduceMaxSpreadsTiesEvenlyLikeAmax) {
