@@ -1,4 +1,4 @@
-// Graph -> plan lowering.
+// Graph -> plan lowering: buffers, steps, lifetimes and the memory plan.
 #include "codegen/lower.h"
 
 #include <fmt/format.h>
@@ -43,8 +43,16 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   std::map<const ir::Value*, int> index;
   std::vector<BufferLifetime> lifetimes;
   const std::vector<ir::Node*> nodes = g.nodes();
-  // Graph nodes, then one copy step per state update.
-  const int n_steps = std::max<int>(int(nodes.size() + g.state_updates().size()), 1);
+  // The in-place pairs (may_write_in_place) are those of the CPU kernels; other devices copy.
+  AliasOptions alias_options = options.aliases;
+  if (options.device != "cpu") alias_options.in_place_state_updates = false;
+  const BufferAliases aliases = plan_buffer_aliases(g, alias_options);
+  // Graph nodes but views, then one copy step per state update not done in place.
+  std::map<const ir::Node*, int> step_of;
+  for (const ir::Node* n : nodes)
+    if (!aliases.views.count(n)) step_of[n] = int(step_of.size());
+  const int n_copies = int(g.state_updates().size() - aliases.in_place_states.size());
+  const int n_steps = std::max<int>(int(step_of.size()) + n_copies, 1);
   auto add_buffer = [&](const ir::Value* v) {
     plan::Buffer* b = st->add_buffers();
     b->set_name(v->name);
@@ -64,21 +72,26 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   };
   for (const ir::Value* v : g.inputs()) add_buffer(v);
   for (const ir::Value* v : g.initializers()) add_buffer(v);
-  for (int s = 0; s < int(nodes.size()); ++s) {
-    for (const ir::Value* out : nodes[s]->outputs) {
+  for (const ir::Node* n : nodes) {
+    auto step = step_of.find(n);
+    for (const ir::Value* out : n->outputs) {
       if (!out) continue;
       add_buffer(out);
-      lifetimes.back().first = s;
-      lifetimes.back().last = s;
+      if (step == step_of.end()) continue;  // a view: live where it is read
+      lifetimes.back().first = step->second;
+      lifetimes.back().last = step->second;
     }
   }
+  for (const auto& [value, target] : aliases.root) lifetimes[index.at(value)].alias_of = index.at(target);
   auto touch = [&](const ir::Value* v, int s) {
     BufferLifetime& l = lifetimes[index.at(v)];
     l.first = std::min(l.first, s);
     l.last = std::max(l.last, s);
   };
-  for (int s = 0; s < int(nodes.size()); ++s) {
-    const ir::Node* n = nodes[s];
+  for (const ir::Node* n : nodes) {
+    auto it = step_of.find(n);
+    if (it == step_of.end()) continue;
+    const int s = it->second;
     plan::Step* step = st->add_steps();
     step->set_kernel(std::string(op_name(n->op)));
     step->set_name(n->name);
@@ -90,8 +103,10 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
     plan::to_proto(n->attrs, step->mutable_attrs());
     p.set_flops_per_step(p.flops_per_step() + node_flops(*n));
   }
-  // State updates: after the graph's steps, each new value is copied over its state buffer.
+  // State updates: after the graph's steps, each new value not written in place is copied over
+  // its state buffer.
   for (const auto& [value, state] : g.state_updates()) {
+    if (aliases.in_place_states.count(state)) continue;
     plan::Step* step = st->add_steps();
     step->set_kernel("Identity");
     step->set_name("update_" + state->name);

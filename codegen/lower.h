@@ -1,7 +1,9 @@
-// Lowering: an optimized IR graph becomes a plan — one buffer per value, one step per node,
-// offsets from the memory plan, initial values for parameters, state and constants.
+// Lowering: an optimized IR graph becomes a plan — one buffer per value, one step per node
+// (Reshape views excepted), offsets from the memory plan (aliased buffers share bytes), initial
+// values for parameters, state and constants.
 #pragma once
 
+#include "codegen/buffer_aliases.h"
 #include "ir/graph.h"
 #include "runtime/plan/plan.pb.h"
 
@@ -9,6 +11,7 @@ namespace dlc::codegen {
 
 struct LowerOptions {
   std::string device = "cpu";
+  AliasOptions aliases;  // Reshape views and in-place state updates (both on by default)
 };
 
 plan::Plan lower_to_plan(const ir::Graph& graph, const LowerOptions& options = {});

@@ -10,6 +10,9 @@ struct BufferLifetime {
   int64_t bytes = 0;
   int first = 0;  // first step that touches it (0-based)
   int last = 0;   // last step that touches it (inclusive)
+  /// Index of the buffer whose bytes this one shares at offset 0 (a view or an in-place
+  /// result), or -1; that buffer has none itself and is at least as large.
+  int alias_of = -1;
 };
 
 struct MemoryPlan {
@@ -19,7 +22,8 @@ struct MemoryPlan {
 };
 
 /// Greedy best fit, largest buffers first; buffers whose lifetimes overlap never overlap in
-/// memory. Offsets are 64-byte aligned.
+/// memory. Offsets are 64-byte aligned. A buffer and its aliases are placed as one, live over
+/// the union of their lifetimes; the aliases get its offset and add no bytes to the peak.
 MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers);
 
 }  // namespace dlc::codegen

@@ -8,6 +8,7 @@
 
 #include "dlc/error.h"
 #include "passes/grad_rules.h"
+#include "passes/loss_scaling.h"
 
 namespace dlc::passes {
 
@@ -77,8 +78,20 @@ bool Autodiff::run(ir::Graph& g) {
     if (v->role == ir::Role::Parameter && !std::regex_search(v->name, freeze)) params.push_back(v);
   std::set<const ir::Value*> forward_values;
   for (ir::Node* n : g.nodes()) forward_values.insert(n->outputs.begin(), n->outputs.end());
-  ir::Value* seed = g.add_constant(g.unique_value_name(gradient_name(loss->name)),
-                                   Tensor::from_double(loss->type.dtype, {1.0}, loss->type.shape));
+  // With a loss scale (fp16, loss_scaling.h) the backward starts from the scale instead of 1.
+  ir::Value* seed = g.find_value(kLossScale);
+  if (seed && seed->type.dtype != loss->type.dtype)
+    throw Error(
+        fmt::format("autodiff: loss scaling needs an f32 loss; '{}' is {}", loss->name, loss->type.str()));
+  if (seed && seed->type != loss->type) {
+    Attrs shape;
+    shape.set("shape", loss->type.shape);
+    seed = g.add_node(ir::OpKind::Reshape, {seed}, shape, {g.unique_value_name(gradient_name(loss->name))})
+               ->outputs[0];
+  }
+  if (!seed)
+    seed = g.add_constant(g.unique_value_name(gradient_name(loss->name)),
+                          Tensor::from_double(loss->type.dtype, {1.0}, loss->type.shape));
   int64_t rules = 0;
   const std::vector<ir::Value*> grads = backpropagate(g, loss, seed, params, &rules);
   int64_t with_gradient = 0;

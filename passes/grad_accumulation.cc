@@ -15,6 +15,7 @@ GradientAccumulator::GradientAccumulator(ir::Graph& graph, int64_t micro_steps, 
     throw Error(
         fmt::format("optimizer: the model already has a value named '{}', which dlc reserves", apply_name));
   apply_ = graph.add_input(apply_name, TensorType{DType::Bool, {}});
+  update_gate_ = apply_;
   inverse_micro_steps_ = graph.add_constant(graph.unique_value_name("accumulate.inverse_micro_steps"),
                                             Tensor::scalar_f32(float(1.0 / double(micro_steps))));
   zero_ = graph.add_constant(graph.unique_value_name("accumulate.zero"), Tensor::scalar_f32(0.f));
@@ -43,12 +44,24 @@ ir::Value* GradientAccumulator::accumulate(ir::Value* param, ir::Value* grad) {
 }
 
 void GradientAccumulator::update_state(ir::Value* new_value, ir::Value* state) {
-  graph_.add_state_update(apply_ ? gated(new_value, state) : new_value, state);
+  graph_.add_state_update(update_gate_ ? gated(update_gate_, new_value, state) : new_value, state);
 }
 
-ir::Value* GradientAccumulator::gated(ir::Value* applied, ir::Value* kept) {
+void GradientAccumulator::skip_unless(ir::Value* condition) {
+  update_gate_ = update_gate_ ? graph_
+                                    .add_node(ir::OpKind::And, {update_gate_, condition}, {},
+                                              {graph_.unique_value_name("update_gate")}, "update_gate")
+                                    ->outputs[0]
+                              : condition;
+}
+
+void GradientAccumulator::update_state_every_step(ir::Value* new_value, ir::Value* state) {
+  graph_.add_state_update(apply_ ? gated(apply_, new_value, state) : new_value, state);
+}
+
+ir::Value* GradientAccumulator::gated(ir::Value* condition, ir::Value* applied, ir::Value* kept) {
   return graph_
-      .add_node(ir::OpKind::Where, {apply_, applied, kept}, {},
+      .add_node(ir::OpKind::Where, {condition, applied, kept}, {},
                 {graph_.unique_value_name(applied->name + ".gated")}, kept->name + ".gate")
       ->outputs[0];
 }

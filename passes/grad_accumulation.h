@@ -19,15 +19,24 @@ class GradientAccumulator {
 
   /// The gradient an update of `param` should use: `grad` itself, or the accumulated sum.
   ir::Value* accumulate(ir::Value* param, ir::Value* grad);
-  /// Registers `state` <- `new_value` after each run, kept unchanged where "apply" is false.
+  /// Registers `state` <- `new_value` after each run, kept unchanged where "apply" is false or
+  /// a skip_unless condition does not hold.
   void update_state(ir::Value* new_value, ir::Value* state);
+  /// From now on update_state also keeps the old values where the bool scalar `condition` is
+  /// false (a skipped optimizer step: loss_scaling.h).
+  void skip_unless(ir::Value* condition);
+  /// Registers `state` <- `new_value` on every optimizer step, skipped or not: unchanged only
+  /// where "apply" is false.
+  void update_state_every_step(ir::Value* new_value, ir::Value* state);
 
  private:
-  ir::Value* gated(ir::Value* applied, ir::Value* kept);
+  ir::Value* gated(ir::Value* condition, ir::Value* applied, ir::Value* kept);
 
   ir::Graph& graph_;
   int64_t micro_steps_;
   ir::Value* apply_ = nullptr;
+  // apply_ and every skip_unless condition, and-ed.
+  ir::Value* update_gate_ = nullptr;
   ir::Value* inverse_micro_steps_ = nullptr;  // f32 scalar 1/K
   ir::Value* zero_ = nullptr;                 // f32 scalar 0
 };

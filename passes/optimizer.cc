@@ -1,5 +1,5 @@
 // The optimizer pass: SGD (momentum, dampening, Nesterov), Adam, AdamW and RMSprop with PyTorch's
-// formulas, after optional gradient accumulation and global-norm clipping.
+// formulas, after optional gradient accumulation, loss unscaling and global-norm clipping.
 #include "passes/optimizer.h"
 
 #include <fmt/format.h>
@@ -8,6 +8,7 @@
 #include "passes/autodiff.h"
 #include "passes/clip_grad_norm.h"
 #include "passes/grad_accumulation.h"
+#include "passes/loss_scaling.h"
 
 namespace dlc::passes {
 
@@ -95,6 +96,8 @@ bool Optimizer::run(ir::Graph& g) {
 
   GradientAccumulator accumulator(g, options_.accumulate, kApplyInput);
   for (size_t i = 0; i < params.size(); ++i) grads[i] = accumulator.accumulate(params[i], grads[i]);
+  if (ir::Value* scale = g.find_value(kLossScale))
+    grads = unscale_gradients(g, scale, grads, options_.loss_scale_growth_interval, accumulator);
   if (options_.clip_norm != 0) grads = clip_grad_norm(g, grads, options_.clip_norm);
   UpdateBuilder updates(g, options_, accumulator);
   for (size_t i = 0; i < params.size(); ++i) updates.add(params[i], grads[i]);

@@ -2,8 +2,8 @@
 // (momentum buffer, Adam moments, RMSprop averages) as zero-initialized state values, and the
 // learning rate and step count as runtime scalar inputs named "lr" and "step" (the trainer feeds
 // them each step, which is how learning-rate schedules work without recompiling). Optionally the
-// gradients are first accumulated over micro-batches (grad_accumulation.h) and clipped to a
-// global L2 norm (clip_grad_norm.h).
+// gradients are first accumulated over micro-batches (grad_accumulation.h), unscaled when the
+// graph has a loss scale (loss_scaling.h) and clipped to a global L2 norm (clip_grad_norm.h).
 #pragma once
 
 #include <string>
@@ -21,6 +21,8 @@ struct OptimizerOptions {
   bool centered = false;   // RMSprop: normalize by the variance estimate
   double clip_norm = 0;    // > 0: clip the global L2 norm of the gradients to this
   int64_t accumulate = 1;  // micro-batches per optimizer step
+  // fp16 (loss_scaling.h): finite steps in a row before the loss scale doubles.
+  int64_t loss_scale_growth_interval = 2000;
 };
 
 /// Names of the runtime scalar inputs the optimizer adds: the learning rate (f32), the optimizer

@@ -9,6 +9,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fusion.h"
+#include "passes/mixed_precision.h"
 
 namespace dlc::passes {
 
@@ -38,6 +39,10 @@ const std::vector<Registration>& table() {
         },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Canonicalize>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Fusion>(); },
+        // `dlc opt` runs it with bf16 (fp16 differs only by the loss scale, tested in C++).
+        [](const PassServices&) -> std::unique_ptr<Pass> {
+          return std::make_unique<MixedPrecision>(DType::BF16);
+        },
     };
     // Names and summaries come from the passes themselves; an evaluator stand-in lets the
     // constructors run without real services.

@@ -13,6 +13,7 @@
 
 #include "dlc/error.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
 #include "runtime/step_profile.h"
@@ -160,6 +161,9 @@ class CpuSession final : public Session {
 }  // namespace
 
 std::unique_ptr<Session> Session::create(const plan::Plan& plan, SessionOptions options) {
+  // CUDA plans compile (dlc compile --device cuda) but no CUDA session runs them yet.
+  if (plan::has_cuda_stage(plan))
+    throw Error("the plan is compiled for a CUDA device; this dlc runs only CPU plans (no CUDA runtime yet)");
   return std::make_unique<CpuSession>(plan, options);
 }
 

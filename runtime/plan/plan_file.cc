@@ -10,6 +10,7 @@
 #include "dlc/file_util.h"
 #include "dlc/session.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_values.h"
 #include "runtime/plan/step_arity.h"
 
@@ -81,6 +82,7 @@ void validate_plan(const Plan& plan, const std::string& what) {
   check_bindings(plan.inputs(), "input");
   check_bindings(plan.labels(), "label");
   check_bindings(plan.outputs(), "output");
+  validate_cuda_steps(plan, what);
 }
 
 }  // namespace dlc::plan

@@ -128,6 +128,9 @@ def main():
         train_check("unknown_optimizer", [model, "--data", good_data, *base, "--optimizer", "lion"], "lion")
         train_check("negative_clip_norm", [model, "--data", good_data, *base, "--clip-norm", "-1"], "--clip-norm")
         train_check("zero_accumulate", [model, "--data", good_data, *base, "--accumulate", "0"], "--accumulate")
+        train_check("unknown_precision", [model, "--data", good_data, *base, "--precision", "fp8"], "--precision")
+        train_check("zero_loss_scale", [model, "--data", good_data, *base, "--precision", "fp16", "--loss-scale",
+                                        "0"], "--loss-scale")
         train_check("accumulate_beyond_the_data", [model, "--data", good_data, *base, "--accumulate", "8"],
                     "data.npz")
         checker.check("save_into_missing_folder", ["train", model, "--data", good_data, *base, "--steps", "1",

@@ -10,6 +10,8 @@ model built here:
   `dlc export PLAN --checkpoint` writes the initializers `--export` writes;
 - gradient accumulation: --accumulate 2 at batch 4 ends where batch 8 does (SGD, no BatchNorm);
 - the JSONL log's "lr" is the scheduled value;
+- mixed precision: an fp16 overflow skips the step and halves the loss scale (log, checkpoint),
+  the scale grows after --loss-scale-growth-interval finite steps, bf16 trains a convolution;
 - --eval scores with the plan's loss: bce_logits (loss and sign accuracy) and mse (loss only)
   equal numpy's on the outputs `dlc run` gives for the exported model.
 
@@ -160,6 +162,28 @@ def main():
                 accuracy = 100 * np.mean((y > 0) == (targets > 0.5))
                 want = f"eval: 36 samples, loss {loss:.4f}, accuracy {accuracy:.2f}%"
             checks.expect(f"eval_{kind}_scores_with_the_loss", lines[0] == want, f"{lines[0]!r} != {want!r}")
+
+        # Mixed precision. fp16 with a loss scale too large for fp16 gradients: every step overflows,
+        # is skipped (the weights keep their initial bytes) and halves the scale, which the log
+        # and the checkpoint show. From a scale of 1 with a growth interval of 2 it doubles every
+        # second step. bf16 trains the Conv + BatchNorm model.
+        fp16, saved = ["--precision", "fp16", "--batch", "4", "--lr", "0.01"], p("overflow.npz")
+        if dlc_ok("fp16_overflow", ["train", model, *data, *fp16, "--loss-scale", "1e30", "--steps", "3",
+                                    "--log", p("fp16.jsonl"), "--save", saved]):
+            scales = [json.loads(line)["loss_scale"] for line in open(p("fp16.jsonl"))]
+            want = [1e30 / 2, 1e30 / 4, 1e30 / 8]
+            checks.expect("fp16_overflow_backs_off", len(scales) == 3 and
+                          all(abs(a / b - 1) < 1e-6 for a, b in zip(scales, want)), f"{scales} != {want}")
+            initial = {t.name: numpy_helper.to_array(t) for t in onnx.load(model).graph.initializer}
+            with np.load(saved) as ckpt:
+                unchanged = all(np.array_equal(ckpt[k], initial[k]) for k in ["conv.w", "conv.b", "fc.w", "fc.b"])
+                checks.expect("fp16_overflow_skips_the_step", unchanged and
+                              abs(float(ckpt["loss_scale"]) / want[-1] - 1) < 1e-6)
+        if dlc_ok("fp16_growth", ["train", model, *data, *fp16, "--loss-scale", "1", "--loss-scale-growth-interval",
+                                  "2", "--steps", "4", "--log", p("growth.jsonl")]):
+            scales = [json.loads(line)["loss_scale"] for line in open(p("growth.jsonl"))]
+            checks.expect("fp16_scale_grows", scales == [1, 2, 2, 4], f"{scales}")
+        dlc_ok("bf16_conv_bn", ["train", model, *data, "--precision", "bf16", "--batch", "4", "--steps", "3"])
 
     return checks.summary("training feature")
 

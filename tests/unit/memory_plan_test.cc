@@ -1,4 +1,5 @@
-// Memory planning: overlapping lifetimes never share bytes; disjoint ones may.
+// Memory planning: overlapping lifetimes never share bytes; disjoint ones may; aliases share
+// their root's bytes.
 #include "codegen/memory_plan.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,17 @@ TEST(MemoryPlan, OverlappingLifetimesDoNotOverlapInMemory) {
       }
     }
   EXPECT_GE(p.arena_bytes, p.peak_bytes);
+}
+
+TEST(MemoryPlan, AliasesShareTheirRootsBytesOverTheUnionOfLifetimes) {
+  // 1 aliases 0 and is read until step 3, so 0's bytes stay taken until then: 2 (live at step
+  // 3) cannot reuse them; 3 (from step 4) can.
+  MemoryPlan p = plan_memory({{1000, 0, 1}, {1000, 2, 3, 0}, {1000, 3, 3}, {1000, 4, 5}});
+  EXPECT_EQ(p.offsets[1], p.offsets[0]);
+  EXPECT_NE(p.offsets[2], p.offsets[0]);
+  EXPECT_EQ(p.offsets[3], p.offsets[0]);
+  EXPECT_EQ(p.arena_bytes, 2048);
+  EXPECT_EQ(p.peak_bytes, 2000);  // the alias adds no bytes of its own
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `dlc inspect MODEL.onnx|PLAN.dlcplan [--ir] [--stats]`; a model is compiled as `dlc compile`
 // would (--train and the training options give a training plan). For a training plan the step
-// counts are those of one whole optimizer step: with --accumulate K, K runs of the plan.
+// counts are those of one whole optimizer step: with --accumulate K, K runs of the plan. A CUDA
+// plan also reports its distinct generated kernels, kernel steps, library calls and host steps.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "dlc/error.h"
 #include "ir/printer.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/compile_flags.h"
@@ -47,6 +49,13 @@ nlohmann::json plan_stats(const plan::Plan& p) {
     j["batch"] = p.training().batch();
     j["micro_steps"] = runs;
   }
+  if (plan::has_cuda_stage(p)) {
+    const plan::CudaStepCounts n = plan::count_cuda_steps(p);
+    j["generated_kernels"] = n.generated_kernels;  // distinct compiled kernels
+    j["kernel_steps"] = n.kernel_steps;            // steps launching one
+    j["library_calls"] = n.library_calls;
+    j["host_steps"] = n.host_steps;
+  }
   return j;
 }
 
@@ -55,7 +64,8 @@ void inspect(InspectArgs& args) {
     if (args.ir)
       throw Error(fmt::format("{}: a plan holds no IR; inspect the ONNX model for --ir", args.model));
     if (args.flags.train || args.flags.training.first_given() || args.flags.pipeline.first_given() ||
-        !args.flags.model.shapes.empty() || args.flags.model.batch != 0)
+        !args.flags.model.shapes.empty() || args.flags.model.batch != 0 || args.flags.device != "cpu" ||
+        args.flags.arch != "sm_90")
       throw Error(
           fmt::format("{}: compile options apply to a model, and this is a compiled plan", args.model));
     std::cout << plan_stats(plan::read_plan_file(args.model)).dump() << "\n";

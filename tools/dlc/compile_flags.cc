@@ -9,6 +9,8 @@ namespace dlc::tool {
 
 void CompileFlags::add_to(CLI::App* cmd) {
   cmd->add_flag("--train", train, "compile a training plan (loss, backward, optimizer) for `dlc train`");
+  cmd->add_option("--device", device, "device of the plan: cpu (default), cuda or cuda:N");
+  cmd->add_option("--arch", arch, "with --device cuda: GPU architecture of the kernels (default sm_90)");
   model.add_to(cmd);
   training.add_to(cmd);
   pipeline.add_to(cmd);
@@ -20,11 +22,15 @@ driver::Compiled CompileFlags::compile(const std::string& model_path) {
       throw Error(fmt::format("{} needs --train (it is a training option)", o->get_name()));
     driver::CompileOptions options;
     model.apply(options);
+    options.device = device;
+    options.arch = arch;
     options.pipeline = pipeline.options;
     return driver::compile_model(model_path, options);
   }
   driver::TrainCompileOptions options = training.options;
   model.apply(options.compile);
+  options.compile.device = device;
+  options.compile.arch = arch;
   options.compile.pipeline = pipeline.options;
   if (options.compile.import.batch == 0) options.compile.import.batch = driver::kDefaultBatch;
   return driver::compile_training(model_path, options);

@@ -1,6 +1,6 @@
 // The options of the commands that compile an ONNX model into an inference or, with --train, a
-// training plan (`dlc compile`, `dlc inspect`): --train, the model options, the training-compile
-// options and the pipeline flags, and the compile they describe.
+// training plan (`dlc compile`, `dlc inspect`): --train, --device and --arch, the model options,
+// the training-compile options and the pipeline flags, and the compile they describe.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +14,8 @@ namespace dlc::tool {
 
 struct CompileFlags {
   bool train = false;
+  std::string device = "cpu";  // cpu, cuda, cuda:N
+  std::string arch = "sm_90";  // CUDA plans: the architecture NVRTC compiles the kernels for
   ModelOptions model;
   TrainingCompileFlags training;
   PipelineFlags pipeline;

@@ -7,7 +7,8 @@ void TrainingCompileFlags::add_to(CLI::App* cmd) {
   passes::LossOptions& loss = options.loss;
   passes::OptimizerOptions& opt = options.optimizer;
   registered_ = {
-      cmd->add_option("--loss", loss.kind, "cross_entropy | mse | l1 | bce_logits | output (default cross_entropy)"),
+      cmd->add_option("--loss", loss.kind,
+                      "cross_entropy | mse | l1 | bce_logits | output (default cross_entropy)"),
       cmd->add_option("--output", loss.output, "the model output the loss applies to (default: the first)"),
       cmd->add_option("--label", loss.label, "name of the label array (default: label)"),
       cmd->add_option("--optimizer", opt.kind, "sgd | adam | adamw | rmsprop (default sgd)"),
@@ -23,6 +24,12 @@ void TrainingCompileFlags::add_to(CLI::App* cmd) {
       cmd->add_option("--accumulate", opt.accumulate,
                       "accumulate gradients over K micro-batches of --batch per optimizer step (default 1)"),
       cmd->add_option("--freeze", options.freeze, "regex of parameter names to keep fixed"),
+      cmd->add_option("--precision", options.precision,
+                      "fp32 | bf16 | fp16: MatMul and convolutions in half precision (default fp32)"),
+      cmd->add_option("--loss-scale", options.loss_scale,
+                      "fp16: the initial dynamic loss scale (default 65536)"),
+      cmd->add_option("--loss-scale-growth-interval", opt.loss_scale_growth_interval,
+                      "fp16: finite steps in a row before the loss scale doubles (default 2000)"),
   };
 }
 

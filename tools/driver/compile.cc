@@ -11,6 +11,7 @@
 #include "passes/dce.h"
 #include "passes/expand_gradients.h"
 #include "passes/fusion.h"
+#include "tools/driver/cuda_plan.h"
 
 namespace dlc::driver {
 
@@ -71,7 +72,8 @@ Compiled compile_model(const std::string& model_path, CompileOptions options) {
   Compiled c;
   c.graph = import_model(model_path, options);
   c.stopped = !optimize(*c.graph, options.pipeline);
-  if (!c.stopped) c.plan = codegen::lower_to_plan(*c.graph, {options.device});
+  if (!c.stopped) c.plan = codegen::lower_to_plan(*c.graph, {options.device, options.aliases});
+  if (!c.stopped) finish_device_plan(c.plan, options.arch);
   return c;
 }
 

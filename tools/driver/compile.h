@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "codegen/lower.h"
 #include "frontend/onnx_import.h"
 #include "ir/graph.h"
 #include "passes/pass_manager.h"
@@ -14,8 +15,10 @@ namespace dlc::driver {
 
 struct CompileOptions {
   frontend::ImportOptions import;
-  std::string device = "cpu";
+  std::string device = "cpu";        // cpu, cuda, cuda:N (--device)
+  std::string arch = "sm_90";        // the GPU architecture of CUDA plans' cubins (--arch)
   passes::PipelineOptions pipeline;  // --disable-pass, --print-ir-after, --stop-after, …
+  codegen::AliasOptions aliases;     // buffer sharing in the plan (tests turn it off to compare)
 };
 
 struct Compiled {

@@ -68,7 +68,7 @@ std::unique_ptr<Session> inference_session(const plan::TrainingInfo& info, int t
   for (const plan::NamedShape& s : info.input_shapes())
     options.import.shapes[s.name()] = Shape(s.dims().begin(), s.dims().end());
   std::unique_ptr<ir::Graph> g = import_and_optimize_bytes(info.source_model(), info.source_name(), options);
-  return Session::create(codegen::lower_to_plan(*g, {info.device()}), {threads});
+  return Session::create(codegen::lower_to_plan(*g, {info.device(), {}}), {threads});
 }
 
 }  // namespace

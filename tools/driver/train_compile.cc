@@ -8,8 +8,10 @@
 #include "passes/autodiff.h"
 #include "passes/dce.h"
 #include "passes/fusion.h"
+#include "passes/mixed_precision.h"
 #include "passes/pass_manager.h"
 #include "passes/training_mode.h"
+#include "tools/driver/cuda_plan.h"
 
 namespace dlc::driver {
 
@@ -22,6 +24,9 @@ bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
   add_import_passes(pm);
   pm.add(std::make_unique<passes::TrainingMode>());
   pm.add(std::make_unique<passes::Loss>(options.loss), /*required=*/true);
+  // Only a half precision adds the pass, so an f32 pipeline keeps its numbering.
+  if (const DType half = passes::parse_precision(options.precision); half != DType::F32)
+    pm.add(std::make_unique<passes::MixedPrecision>(half, options.loss_scale));
   pm.add(std::make_unique<passes::Autodiff>(options.freeze), /*required=*/true);
   pm.add(std::make_unique<passes::Optimizer>(options.optimizer), /*required=*/true);
   pm.add(std::make_unique<passes::Fusion>());
@@ -56,7 +61,8 @@ Compiled compile_training(const std::string& model_path, TrainCompileOptions opt
   c.graph = import_model_bytes(model, model_path, options.compile);
   c.stopped = !run_training_passes(*c.graph, options);
   if (c.stopped) return c;
-  c.plan = codegen::lower_to_plan(*c.graph, {options.compile.device});
+  c.plan = codegen::lower_to_plan(*c.graph, {options.compile.device, options.compile.aliases});
+  finish_device_plan(c.plan, options.compile.arch);
   plan::TrainingInfo* info = c.plan.mutable_training();
   info->set_source_model(std::move(model));
   info->set_source_name(model_path);

@@ -1,8 +1,8 @@
 // The training compile pipeline: ONNX forward graph -> the import passes -> training mode ->
-// loss -> autodiff -> optimizer -> fusion -> DCE -> plan, all one PassManager pipeline. The
-// plan's inputs are the model's inputs, the label, and the runtime scalars "lr", "step" (and
-// "apply" with gradient accumulation); plan.training() carries what the trainer and `dlc export`
-// need (the model, batch, micro-steps, label).
+// loss -> (mixed precision) -> autodiff -> optimizer -> fusion -> DCE -> plan, all one
+// PassManager pipeline. The plan's inputs are the model's inputs, the label, and the runtime
+// scalars "lr", "step" (and "apply" with gradient accumulation); plan.training() carries what the
+// trainer and `dlc export` need (the model, batch, micro-steps, label).
 #pragma once
 
 #include "passes/loss.h"
@@ -19,6 +19,10 @@ struct TrainCompileOptions {
   passes::LossOptions loss;
   passes::OptimizerOptions optimizer;
   std::string freeze;  // regex of parameter names that get no gradient
+  // fp32 | bf16 | fp16 (passes/mixed_precision.h), and fp16's initial loss scale
+  // (passes/loss_scaling.h).
+  std::string precision = "fp32";
+  double loss_scale = 65536.0;
 };
 
 /// Whether a plan input is one of the scalars the trainer feeds rather than data.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "dlc/error.h"
 #include "dlc/session.h"
 #include "frontend/onnx_export.h"
+#include "passes/loss_scaling.h"
 #include "passes/optimizer.h"
 #include "tools/driver/batch_prefetcher.h"
 #include "tools/driver/batch_sampler.h"
@@ -213,6 +215,9 @@ TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, con
   BatchPrefetcher prefetcher(data);
   StepRunner runner(*session, sampler, prefetcher, layout.micro_steps, total * layout.micro_steps);
   runner.start_at(report.first_step);
+  const std::vector<std::string> state_names = session->state_names();
+  const bool has_loss_scale =
+      std::find(state_names.begin(), state_names.end(), passes::kLossScale) != state_names.end();
   const auto start = Clock::now();
   for (int64_t step = report.first_step; step < total; ++step) {
     const auto t0 = Clock::now();
@@ -222,13 +227,12 @@ TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, con
       throw Error(fmt::format("step {}: the loss is {}; lower --lr", step + 1, report.last_loss));
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     const double sps = double(batch * layout.micro_steps) / dt;
-    if (log)
-      log << nlohmann::json{{"step", step + 1},
-                            {"loss", report.last_loss},
-                            {"lr", lr},
-                            {"samples_per_s", sps}}
-                 .dump()
-          << "\n";
+    if (log) {
+      nlohmann::json line{{"step", step + 1}, {"loss", report.last_loss}, {"lr", lr}, {"samples_per_s", sps}};
+      // fp16: the loss scale the next step uses (halved after a skipped step).
+      if (has_loss_scale) line["loss_scale"] = *session->read_state(passes::kLossScale).data<float>();
+      log << line.dump() << "\n";
+    }
     if (options.on_step) options.on_step(step + 1, total, report.last_loss, sps);
     if (!options.save.empty() && options.save_every > 0 && (step + 1) % options.save_every == 0 &&
         step + 1 < total)

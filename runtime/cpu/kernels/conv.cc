@@ -5,6 +5,7 @@
 
 #include "runtime/cpu/conv_window.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -70,11 +71,13 @@ void run_conv(KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
 }  // namespace
 
 void kernel_Conv(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_Conv)) return;
   run_conv<dnnl::convolution_forward::desc, dnnl::convolution_forward::primitive_desc,
            dnnl::convolution_forward>(ctx, false, dnnl::algorithm::convolution_direct);
 }
 
 void kernel_ConvTranspose(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_ConvTranspose)) return;
   run_conv<dnnl::deconvolution_forward::desc, dnnl::deconvolution_forward::primitive_desc,
            dnnl::deconvolution_forward>(ctx, true, dnnl::algorithm::deconvolution_direct);
 }

@@ -2,6 +2,7 @@
 // Conv's window attributes. (The data gradient needs no kernel: it is a ConvTranspose.)
 #include "runtime/cpu/conv_window.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -36,6 +37,7 @@ onednn::PrimitiveState build_conv_grad_filter(const KernelContext& ctx) {
 }  // namespace
 
 void kernel_ConvGradFilter(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_ConvGradFilter)) return;
   if (ctx.inputs[1].dtype != DType::F32)
     ctx.fail("dtype {} is not supported", dtype_name(ctx.inputs[1].dtype));
   std::unique_ptr<KernelState> local;

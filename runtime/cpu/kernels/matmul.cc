@@ -1,10 +1,12 @@
 // CPU MatMul: numpy matmul (rank-1 operands promoted, batch broadcasting) with optional
-// transposes of the last two dims. f32 runs on oneDNN's matmul; other dtypes on a plain loop.
+// transposes of the last two dims. f32 runs on oneDNN's matmul (f16/bf16 widened to it, cpu/widen.h);
+// other dtypes on a plain loop.
 #include <algorithm>
 
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/onednn.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -108,6 +110,7 @@ onednn::PrimitiveState build_matmul(const MatmulGeometry& g, DType t) {
 }  // namespace
 
 void kernel_MatMul(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_MatMul)) return;
   const MatmulGeometry g = geometry(ctx);
   const TensorView &a = ctx.inputs[0], &b = ctx.inputs[1], &c = ctx.outputs[0];
   if (c.numel() == 0) return;

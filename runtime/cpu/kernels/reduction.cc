@@ -13,6 +13,7 @@
 
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -369,6 +370,7 @@ void kernel_ReduceProd(KernelContext& ctx) {
 }
 
 void kernel_ReduceSum(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_ReduceSum)) return;
   reduce_kernel<false>(ctx, [](auto tag) { return sum_of<typename decltype(tag)::type>(kSame, kAsIs); });
 }
 

@@ -1,0 +1,366 @@
+// The CUDA op table: step -> generated kernel, library call or host-side step.
+#include "codegen/cuda/step_binding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "codegen/cuda/cross_entropy_emitter.h"
+#include "codegen/cuda/elementwise_emitter.h"
+#include "codegen/cuda/embedding_emitter.h"
+#include "codegen/cuda/layer_norm_emitter.h"
+#include "codegen/cuda/multi_tensor.h"
+#include "codegen/cuda/optimizer_emitter.h"
+#include "codegen/cuda/reduce_emitter.h"
+#include "codegen/cuda/softmax_emitter.h"
+#include "dlc/error.h"
+#include "dlc/expr_program.h"
+#include "runtime/plan/plan_values.h"
+
+namespace dlc::codegen::cuda {
+
+namespace {
+
+// A step with its operands' types and attributes, and the error every rule reports.
+class StepView {
+ public:
+  StepView(const plan::Plan& plan, const plan::Stage& stage, const plan::Step& step)
+      : plan_(plan), stage_(stage), step_(step) {
+    attrs = plan::from_proto(step.attrs(), fmt::format("step '{}'", step.name()));
+  }
+
+  const std::string& op() const { return step_.kernel(); }
+  int num_inputs() const { return step_.inputs_size(); }
+  int num_outputs() const { return step_.outputs_size(); }
+  bool has_input(int i) const { return i < num_inputs() && step_.inputs(i) >= 0; }
+  bool has_output(int i) const { return i < num_outputs() && step_.outputs(i) >= 0; }
+  TensorType input(int i) const { return plan::buffer_type(buffer(step_.inputs(i), "input", i)); }
+  TensorType output(int i) const { return plan::buffer_type(buffer(step_.outputs(i), "output", i)); }
+  const plan::Buffer& input_buffer(int i) const { return buffer(step_.inputs(i), "input", i); }
+  const plan::Buffer& output_buffer(int i) const { return buffer(step_.outputs(i), "output", i); }
+
+  /// The value of constant input `i` (a buffer with an initial value), as integers.
+  std::vector<int64_t> constant_ints(int i) const {
+    const plan::Buffer& b = input_buffer(i);
+    if (b.kind() != plan::Buffer::CONSTANT || b.init() < 0)
+      fail(fmt::format("input {} ('{}') is not a constant", i, b.name()));
+    return plan::from_proto(plan_.initial_values(b.init()), b.name()).as_int64();
+  }
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(fmt::format("step '{}' (op {}) has no CUDA path: {}", step_.name(), op(), why));
+  }
+
+  Attrs attrs;
+
+ private:
+  const plan::Buffer& buffer(int32_t index, const char* kind, int i) const {
+    if (index < 0 || index >= stage_.buffers_size()) fail(fmt::format("{} {} is absent", kind, i));
+    return stage_.buffers(index);
+  }
+
+  const plan::Plan& plan_;
+  const plan::Stage& stage_;
+  const plan::Step& step_;
+};
+
+StepBinding kernel_binding(KernelSource source) {
+  StepBinding b;
+  b.kind = StepBinding::Kind::Kernel;
+  for (const KernelEntry& e : source.entries) b.launches.push_back(e.launch);
+  b.kernel = std::move(source);
+  return b;
+}
+
+// Runs `emit` and reports an emitter's refusal (an unsupported dtype, …) as the step's error.
+template <typename Emit>
+StepBinding emitted(const StepView& s, Emit&& emit) {
+  try {
+    return kernel_binding(emit());
+  } catch (const Error& e) {
+    s.fail(e.what());
+  }
+}
+
+int64_t normalized_axis(const StepView& s, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) s.fail(fmt::format("axis {} out of range", axis));
+  return axis < 0 ? axis + rank : axis;
+}
+
+// [outer, extent, inner] of `dims` around the contiguous axes [first, last].
+void split_dims(const Shape& dims, int64_t first, int64_t last, int64_t& outer, int64_t& extent,
+                int64_t& inner) {
+  outer = extent = inner = 1;
+  for (int64_t d = 0; d < int64_t(dims.size()); ++d)
+    (d < first ? outer : d <= last ? extent : inner) *= dims[size_t(d)];
+}
+
+// ---- generated kernels
+
+// One IR elementwise op as a one-instruction expression program.
+StepBinding elementwise(const StepView& s, ExprOp op) {
+  if (!s.has_output(0) || s.num_outputs() != 1) s.fail("expected one output");
+  const TensorType out = s.output(0);
+  ExprProgram p(out.shape);
+  std::vector<int> args;
+  for (int i = 0; i < s.num_inputs(); ++i) {
+    if (s.has_input(i)) {
+      const TensorType t = s.input(i);
+      args.push_back(p.input(fmt::format("in{}", i), t.dtype, t.shape));
+    } else if (op == ExprOp::Clip) {  // an absent bound does not clip
+      args.push_back(p.constant(i == 1 ? -INFINITY : INFINITY));
+    } else {
+      s.fail(fmt::format("input {} is absent", i));
+    }
+  }
+  if (op == ExprOp::Clip)
+    while (args.size() < 3) args.push_back(p.constant(args.size() == 1 ? -INFINITY : INFINITY));
+  const int value = op == ExprOp::Cast ? p.cast(args.at(0), out.dtype) : p.op(op, args);
+  p.output("out0", value, out.dtype);
+  return emitted(s, [&] {
+    p.validate();
+    return emit_elementwise(p);
+  });
+}
+
+// The fusion pass's FusedElementwise: its program attribute over the step's operands.
+StepBinding fused_elementwise(const StepView& s) {
+  std::vector<ExprInput> inputs;
+  for (int i = 0; i < s.num_inputs(); ++i) {
+    if (!s.has_input(i)) s.fail(fmt::format("input {} is absent", i));
+    const TensorType t = s.input(i);
+    inputs.push_back({fmt::format("in{}", i), t.dtype, t.shape});
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
+  return emitted(s,
+                 [&] { return emit_elementwise(parse_expr_program(s.attrs.s("program"), inputs, names)); });
+}
+
+// Expand: the input broadcast to the output's shape (an identity program).
+StepBinding expand(const StepView& s) {
+  const TensorType in = s.input(0), out = s.output(0);
+  ExprProgram p(out.shape);
+  p.output("out0", p.input("in0", in.dtype, in.shape), out.dtype);
+  return emitted(s, [&] {
+    p.validate();
+    return emit_elementwise(p);
+  });
+}
+
+StepBinding reduce(const StepView& s, ReduceOp op) {
+  const TensorType x = s.input(0);
+  const int64_t rank = int64_t(x.shape.size());
+  std::vector<int64_t> axes = s.has_input(1) ? s.constant_ints(1) : s.attrs.ints("axes", {});
+  if (axes.empty()) {
+    if (s.attrs.i("noop_with_empty_axes", 0) != 0) s.fail("noop_with_empty_axes is not supported");
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  for (int64_t& a : axes) a = normalized_axis(s, a, rank);
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (!axes.empty() && axes.back() - axes.front() + 1 != int64_t(axes.size()))
+    s.fail("the reduced axes are not contiguous (the kernels reduce the middle of [outer, extent, inner])");
+  ReduceSpec spec;
+  spec.op = op;
+  spec.dtype = x.dtype;
+  if (axes.empty())
+    spec.outer = x.numel();
+  else
+    split_dims(x.shape, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
+  return emitted(s, [&] { return emit_reduce(spec); });
+}
+
+StepBinding softmax(const StepView& s, bool log) {
+  const TensorType x = s.input(0);
+  const int64_t rank = int64_t(x.shape.size());
+  const int64_t axis = normalized_axis(s, s.attrs.i("axis", -1), rank);
+  SoftmaxSpec spec;
+  spec.dtype = x.dtype;
+  spec.log = log;
+  split_dims(x.shape, axis, axis, spec.outer, spec.extent, spec.inner);
+  return emitted(s, [&] { return emit_softmax_forward(spec); });
+}
+
+StepBinding layer_norm(const StepView& s) {
+  const TensorType x = s.input(0);
+  const int64_t rank = int64_t(x.shape.size());
+  const int64_t axis = normalized_axis(s, s.attrs.i("axis", -1), rank);
+  LayerNormSpec spec;
+  spec.dtype = x.dtype;
+  spec.cols = num_elements(Shape(x.shape.begin() + axis, x.shape.end()));
+  spec.rows = spec.cols ? x.numel() / spec.cols : 0;
+  spec.epsilon = s.attrs.f("epsilon", 1e-5);
+  spec.has_bias = s.has_input(2);
+  for (int i = 1; i <= 2; ++i)
+    if (s.has_input(i) && s.input(i).numel() != spec.cols)
+      s.fail(fmt::format("input {} has {} elements, not one per normalized element ({})", i,
+                         s.input(i).numel(), spec.cols));
+  for (int i = 1; i <= 2; ++i)
+    if (s.has_output(i) && s.output(i).dtype != DType::F32)
+      s.fail(fmt::format("output {} (statistics) must be f32", i));
+  return emitted(s, [&] { return emit_layer_norm_forward(spec); });
+}
+
+StepBinding layer_norm_grad(const StepView& s) {
+  const TensorType x = s.input(1);
+  LayerNormSpec spec;
+  spec.dtype = x.dtype;
+  spec.cols = s.input(2).numel();
+  spec.rows = spec.cols ? x.numel() / spec.cols : 0;
+  spec.epsilon = s.attrs.f("epsilon", 1e-5);
+  for (int i = 0; i < 3; ++i)
+    if (!s.has_output(i))
+      s.fail(fmt::format("output {} is absent (the kernels write dx, dscale and dbias)", i));
+  return emitted(s, [&] { return emit_layer_norm_backward(spec); });
+}
+
+CrossEntropySpec cross_entropy_spec(const StepView& s, int scores_input) {
+  const TensorType scores = s.input(scores_input), labels = s.input(scores_input + 1);
+  if (s.has_input(scores_input + 2)) s.fail("class weights are not supported by the CUDA kernels");
+  if (scores.shape.size() < 2) s.fail("scores must have a class axis (axis 1)");
+  CrossEntropySpec spec;
+  spec.dtype = scores.dtype;
+  spec.label_dtype = labels.dtype;
+  split_dims(scores.shape, 1, 1, spec.batch, spec.classes, spec.inner);
+  spec.reduction = s.attrs.s("reduction", "mean");
+  if (s.attrs.has("ignore_index")) spec.ignore_index = s.attrs.i("ignore_index");
+  return spec;
+}
+
+StepBinding embedding(const StepView& s, bool backward) {
+  if (s.attrs.i("axis", 0) != 0) s.fail("only axis 0 (an embedding lookup) has a CUDA kernel");
+  const TensorType table = backward ? s.output(0) : s.input(0);
+  const TensorType indices = s.input(1);
+  if (table.shape.empty() || table.shape[0] == 0) s.fail("the table is empty or a scalar");
+  EmbeddingSpec spec;
+  spec.dtype = table.dtype;
+  spec.index_dtype = indices.dtype;
+  spec.vocab = table.shape[0];
+  spec.dim = table.numel() / spec.vocab;
+  spec.indices = indices.numel();
+  return emitted(s, [&] { return backward ? emit_embedding_backward(spec) : emit_embedding_gather(spec); });
+}
+
+// One-tensor multi-tensor launch: the kernel depends on the hyperparameters only (so all the
+// parameters' steps share it); the grid comes from this step's element count.
+StepBinding optimizer(const StepView& s, bool adam) {
+  const TensorType p = s.input(0);
+  const int state_inputs = adam ? 4 : 3;
+  for (int i = 2; i < state_inputs; ++i)
+    if (s.has_input(i) && s.input(i).dtype != DType::F32) s.fail("optimizer state must be f32");
+  StepBinding b = emitted(s, [&] {
+    if (adam) {
+      AdamSpec spec;
+      spec.dtype = p.dtype;
+      spec.beta1 = s.attrs.f("beta1", 0.9);
+      spec.beta2 = s.attrs.f("beta2", 0.999);
+      spec.eps = s.attrs.f("eps", 1e-8);
+      spec.weight_decay = s.attrs.f("weight_decay", 0);
+      spec.decoupled = s.attrs.i("decoupled", 0) != 0;
+      return emit_adam_update(spec);
+    }
+    SgdSpec spec;
+    spec.dtype = p.dtype;
+    spec.momentum = s.attrs.f("momentum", 0);
+    spec.dampening = s.attrs.f("dampening", 0);
+    spec.weight_decay = s.attrs.f("weight_decay", 0);
+    spec.nesterov = s.attrs.i("nesterov", 0) != 0;
+    return emit_sgd_update(spec);
+  });
+  const int64_t chunks = (p.numel() + kMultiTensorChunk - 1) / kMultiTensorChunk;
+  for (LaunchConfig& l : b.launches) l.grid[0] = multi_tensor_grid(chunks);
+  return b;
+}
+
+// ---- library calls and host-side steps
+
+// A library call: the step's attributes plus the dtype and every operand's dims.
+StepBinding library(const StepView& s, std::string call) {
+  StepBinding b;
+  b.kind = StepBinding::Kind::Library;
+  b.call = std::move(call);
+  b.params = s.attrs;
+  if (s.has_input(0)) b.params.set("dtype", std::string(dtype_name(s.input(0).dtype)));
+  for (int i = 0; i < s.num_inputs(); ++i)
+    if (s.has_input(i)) b.params.set(fmt::format("input{}_dims", i), s.input(i).shape);
+  for (int i = 0; i < s.num_outputs(); ++i)
+    if (s.has_output(i)) b.params.set(fmt::format("output{}_dims", i), s.output(i).shape);
+  return b;
+}
+
+// A reshape: the same bytes under new dims; nothing to do when the memory plan aliased them.
+StepBinding reshape(const StepView& s) {
+  StepBinding b;
+  b.kind = StepBinding::Kind::Host;
+  b.call = s.input_buffer(0).offset() == s.output_buffer(0).offset() ? "alias" : "copy";
+  return b;
+}
+
+using Rule = std::function<StepBinding(const StepView&)>;
+
+const std::map<std::string, Rule, std::less<>>& rules() {
+  static const std::map<std::string, Rule, std::less<>> table = {
+      {"FusedElementwise", fused_elementwise},
+      {"Expand", expand},
+      {"ReduceSum", [](const StepView& s) { return reduce(s, ReduceOp::Sum); }},
+      {"ReduceMean", [](const StepView& s) { return reduce(s, ReduceOp::Mean); }},
+      {"ReduceMax", [](const StepView& s) { return reduce(s, ReduceOp::Max); }},
+      {"Softmax", [](const StepView& s) { return softmax(s, false); }},
+      {"LogSoftmax", [](const StepView& s) { return softmax(s, true); }},
+      {"LayerNormalization", layer_norm},
+      {"LayerNormGrad", layer_norm_grad},
+      {"SoftmaxCrossEntropyLoss",
+       [](const StepView& s) {
+         const CrossEntropySpec spec = cross_entropy_spec(s, 0);
+         return emitted(s, [&] { return emit_cross_entropy_forward(spec); });
+       }},
+      {"SoftmaxCrossEntropyGrad",
+       [](const StepView& s) {
+         const CrossEntropySpec spec = cross_entropy_spec(s, 1);
+         return emitted(s, [&] { return emit_cross_entropy_backward(spec); });
+       }},
+      {"Gather", [](const StepView& s) { return embedding(s, false); }},
+      {"GatherGrad", [](const StepView& s) { return embedding(s, true); }},
+      {"SgdUpdate", [](const StepView& s) { return optimizer(s, false); }},
+      {"AdamUpdate", [](const StepView& s) { return optimizer(s, true); }},
+      {"MatMul", [](const StepView& s) { return library(s, "cublasLt.matmul"); }},
+      {"Conv", [](const StepView& s) { return library(s, "cudnn.convolution_forward"); }},
+      {"ConvTranspose", [](const StepView& s) { return library(s, "cudnn.convolution_backward_data"); }},
+      {"ConvGradFilter", [](const StepView& s) { return library(s, "cudnn.convolution_backward_filter"); }},
+      {"MaxPool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},
+      {"AveragePool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},
+      {"MaxPoolGrad", [](const StepView& s) { return library(s, "cudnn.pooling_backward"); }},
+      {"AveragePoolGrad", [](const StepView& s) { return library(s, "cudnn.pooling_backward"); }},
+      {"BatchNormalization",
+       [](const StepView& s) {
+         return library(s, s.attrs.i("training_mode", 0) != 0 ? "cudnn.batch_norm_forward_training"
+                                                              : "cudnn.batch_norm_forward_inference");
+       }},
+      {"BatchNormGrad", [](const StepView& s) { return library(s, "cudnn.batch_norm_backward"); }},
+      // A permuting copy: cudnnTransformTensor with the input's strides permuted (up to 8 dims).
+      {"Transpose", [](const StepView& s) { return library(s, "cudnn.transform_tensor"); }},
+      {"Reshape", reshape},
+      {"Identity", reshape},
+  };
+  return table;
+}
+
+}  // namespace
+
+StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int step_index) {
+  const plan::Step& step = stage.steps(step_index);
+  const StepView s(plan, stage, step);
+  if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel());
+      op && *op != ExprOp::Input && *op != ExprOp::Constant)
+    return elementwise(s, *op);
+  const auto& table = rules();
+  const auto it = table.find(step.kernel());
+  if (it == table.end()) s.fail("no generated kernel or library call implements this op");
+  return it->second(s);
+}
+
+}  // namespace dlc::codegen::cuda

@@ -1,0 +1,37 @@
+// Mixed precision (`--precision bf16|fp16`), as PyTorch's autocast: MatMul, Conv and
+// ConvTranspose take their operands cast to the half type and give a half result, cast back to
+// f32 for its users. Everything else — softmax, normalizations, reductions, elementwise ops, the
+// loss — stays f32, and so do the parameters (f32 master weights: a weight is cast where a
+// half op reads it) and the optimizer state. The pass runs before autodiff, so the backward
+// follows: a Cast's gradient is the cast back, so MatMul/convolution gradients are computed in
+// half and the parameter gradients arrive in f32. The CPU kernels store the half operands and
+// compute in f32 (runtime/cpu/widen.h). fp16, whose range is narrow, also gets dynamic loss
+// scaling (loss_scaling.h). With f32 the pass does nothing.
+#pragma once
+
+#include "dlc/dtype.h"
+#include "passes/pass.h"
+
+namespace dlc::passes {
+
+/// The half dtype of a `--precision` value: fp32 gives F32 (no change), bf16 BF16, fp16 F16;
+/// anything else is an error.
+DType parse_precision(const std::string& precision);
+
+class MixedPrecision final : public Pass {
+ public:
+  /// With F16 the pass also adds the loss scale, `initial_loss_scale` (loss_scaling.h).
+  explicit MixedPrecision(DType half, double initial_loss_scale = 65536.0)
+      : half_(half), initial_loss_scale_(initial_loss_scale) {}
+  std::string_view name() const override { return "mixed-precision"; }
+  std::string_view summary() const override {
+    return "run MatMul and convolutions in half precision, everything else in f32";
+  }
+  bool run(ir::Graph& graph) override;
+
+ private:
+  DType half_;
+  double initial_loss_scale_;
+};
+
+}  // namespace dlc::passes

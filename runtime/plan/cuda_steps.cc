@@ -1,0 +1,109 @@
+// Checks and counts of a plan's CUDA bindings.
+#include "runtime/plan/cuda_steps.h"
+
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+
+namespace dlc::plan {
+
+namespace {
+
+void validate_launch(const CudaLaunch& l, const std::string& where) {
+  if (l.grid_size() != 3 || l.block_size() != 3)
+    throw Error(fmt::format("{} has a launch without 3 grid and 3 block sizes", where));
+  for (int64_t g : l.grid())
+    if (g < 1 || g > (int64_t(1) << 31) - 1)
+      throw Error(fmt::format("{} has an invalid grid size {}", where, g));
+  int64_t threads = 1;
+  for (int32_t b : l.block()) {
+    if (b < 1 || b > 1024) throw Error(fmt::format("{} has an invalid block size {}", where, b));
+    threads *= b;
+  }
+  if (threads > 1024)
+    throw Error(fmt::format("{} launches {} threads a block (at most 1024)", where, threads));
+  if (l.shared_bytes() < 0) throw Error(fmt::format("{} has negative shared memory", where));
+}
+
+void validate_cuda_step(const Plan& plan, const Step& step, const std::string& where) {
+  const CudaStep& c = step.cuda();
+  switch (c.kind()) {
+    case CudaStep::KERNEL: {
+      if (c.kernel() < 0 || c.kernel() >= plan.cuda_kernels_size())
+        throw Error(fmt::format("{} uses CUDA kernel {} of {}", where, c.kernel(), plan.cuda_kernels_size()));
+      const int entries = plan.cuda_kernels(c.kernel()).entries_size();
+      if (c.launches_size() != entries)
+        throw Error(fmt::format("{} has {} launches for the {} entries of its kernel", where,
+                                c.launches_size(), entries));
+      for (const CudaLaunch& l : c.launches()) validate_launch(l, where);
+      return;
+    }
+    case CudaStep::LIBRARY:
+      if (c.call().empty()) throw Error(fmt::format("{} is a library call without a name", where));
+      return;
+    case CudaStep::HOST:
+      if (c.call() != "alias" && c.call() != "copy")
+        throw Error(fmt::format("{} has an unknown host call '{}'", where, c.call()));
+      return;
+    default:
+      throw Error(fmt::format("{} is not bound to a CUDA kernel, library call or host step", where));
+  }
+}
+
+}  // namespace
+
+bool is_cuda_device(const std::string& device) { return device == "cuda" || device.rfind("cuda:", 0) == 0; }
+
+bool has_cuda_stage(const Plan& plan) {
+  for (const Stage& st : plan.stages())
+    if (is_cuda_device(st.device())) return true;
+  return false;
+}
+
+void validate_cuda_steps(const Plan& plan, const std::string& what) {
+  for (int k = 0; k < plan.cuda_kernels_size(); ++k) {
+    const CudaKernel& kernel = plan.cuda_kernels(k);
+    if (kernel.cubin().empty() || kernel.entries_size() == 0)
+      throw Error(
+          fmt::format("{}: CUDA kernel {} ('{}') has no cubin or no entries", what, k, kernel.name()));
+    if (kernel.workspace_bytes() < 0)
+      throw Error(fmt::format("{}: CUDA kernel {} ('{}') has a negative workspace", what, k, kernel.name()));
+  }
+  for (const Stage& st : plan.stages()) {
+    const bool cuda = is_cuda_device(st.device());
+    if (!cuda && st.device() != "cpu" && !st.device().empty())
+      throw Error(fmt::format("{}: stage device '{}' is neither cpu nor cuda", what, st.device()));
+    for (const Step& step : st.steps()) {
+      const std::string where = fmt::format("{}: step '{}'", what, step.name());
+      if (cuda)
+        validate_cuda_step(plan, step, where);
+      else if (step.has_cuda())
+        throw Error(fmt::format("{} of a CPU stage has a CUDA binding", where));
+    }
+  }
+}
+
+CudaStepCounts count_cuda_steps(const Plan& plan) {
+  CudaStepCounts n;
+  n.generated_kernels = plan.cuda_kernels_size();
+  for (const Stage& st : plan.stages())
+    for (const Step& step : st.steps()) {
+      if (!step.has_cuda()) continue;
+      switch (step.cuda().kind()) {
+        case CudaStep::KERNEL:
+          ++n.kernel_steps;
+          break;
+        case CudaStep::LIBRARY:
+          ++n.library_calls;
+          break;
+        case CudaStep::HOST:
+          ++n.host_steps;
+          break;
+        default:
+          break;
+      }
+    }
+  return n;
+}
+
+}  // namespace dlc::plan

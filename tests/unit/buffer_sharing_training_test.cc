@@ -1,0 +1,42 @@
+// Buffer sharing end to end: the parity models trained for a few steps with the plan's Reshape
+// views and in-place state updates on and off (fused and unfused) give the same losses and the
+// same weights, moments and running statistics, bit for bit, with fewer steps (printed).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <string>
+
+#include "tests/unit/parity_training.h"
+
+namespace dlc {
+namespace {
+
+using test::TrainRun;
+
+class BufferSharingTraining : public testing::TestWithParam<std::string> {};
+
+TEST_P(BufferSharingTraining, SameStepsWithFewerKernels) {
+  const std::string model = GetParam();
+  for (const char* optimizer : {"sgd", "adam"})
+    for (bool fuse : {false, true}) {
+      const std::string what = model + " " + optimizer + (fuse ? " fused" : " unfused");
+      const TrainRun plain = test::train_parity_model(model, optimizer, fuse, 3, {false, false});
+      const TrainRun shared = test::train_parity_model(model, optimizer, fuse, 3);
+      std::cout << what << ": kernels_per_step " << plain.kernels << " without sharing, " << shared.kernels
+                << " with\n";
+      EXPECT_LT(shared.kernels, plain.kernels) << what;
+      ASSERT_EQ(plain.losses.size(), shared.losses.size());
+      for (size_t k = 0; k < plain.losses.size(); ++k)
+        EXPECT_EQ(plain.losses[k], shared.losses[k]) << what << ": loss of step " << k;
+      ASSERT_EQ(plain.state.size(), shared.state.size());
+      for (const auto& [name, value] : plain.state) {
+        ASSERT_TRUE(shared.state.count(name)) << name;
+        EXPECT_EQ(value, shared.state.at(name)) << what << ": state " << name;
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(ParityModels, BufferSharingTraining, testing::Values("mlp", "cnn", "transformer"));
+
+}  // namespace
+}  // namespace dlc
