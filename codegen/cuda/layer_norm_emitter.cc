@@ -155,10 +155,15 @@ void check(const LayerNormSpec& spec) {
     throw Error(fmt::format("CUDA layer norm: empty view [{}, {}]", spec.rows, spec.cols));
 }
 
-std::string header(const LayerNormSpec& spec, const std::string& kind, const std::string& name) {
+// The start of the forward and backward sources: a comment line naming the kernel, the device
+// prelude, the row helpers of `layout` and the per-row statistics.
+std::string source_start(const LayerNormSpec& spec, const std::string& kind, const std::string& name,
+                         const RowLayout& layout, const RowMapping& m) {
   return fmt::format("// dlc {} kernel {}: rows of [{}, {}] ({}), epsilon {}.\n", kind, name, spec.rows,
                      spec.cols, dtype_name(spec.dtype), double_literal(spec.epsilon)) +
-         device_prelude({{spec.dtype}, false, true});
+         device_prelude({{spec.dtype}, false, true}) + row_helpers(layout, m) +
+         fill(kStatistics,
+              {{"T", std::string(cuda_type(spec.dtype))}, {"EPSILON", float_literal(spec.epsilon)}});
 }
 
 }  // namespace
@@ -171,9 +176,7 @@ KernelSource emit_layer_norm_forward(const LayerNormSpec& spec) {
   KernelSource ks;
   ks.kind = "layer_norm_fwd";
   ks.name = name + ".cu";
-  ks.source = header(spec, ks.kind, name) + row_helpers(layout, m) +
-              fill(kStatistics,
-                   {{"T", std::string(cuda_type(spec.dtype))}, {"EPSILON", float_literal(spec.epsilon)}}) +
+  ks.source = source_start(spec, ks.kind, name, layout, m) +
               fill(kForward, {{"HAS_BIAS", spec.has_bias ? "true" : "false"},
                               {"BLOCK", fmt::format("{}", m.block)},
                               {"NAME", name}});
@@ -196,9 +199,7 @@ KernelSource emit_layer_norm_backward(const LayerNormSpec& spec) {
   KernelSource ks;
   ks.kind = "layer_norm_bwd";
   ks.name = base + ".cu";
-  ks.source = header(spec, ks.kind, base) + row_helpers(layout, m) +
-              fill(kStatistics,
-                   {{"T", std::string(cuda_type(spec.dtype))}, {"EPSILON", float_literal(spec.epsilon)}}) +
+  ks.source = source_start(spec, ks.kind, base, layout, m) +
               fill(kBackwardDx, {{"BLOCK", fmt::format("{}", m.block)}, {"NAME", base + "_dx"}});
   KernelEntry dx{base + "_dx", {}, {"dy", "x", "scale", "dx", "workspace"}};
   dx.launch.grid[0] = m.grid;
