@@ -49,30 +49,29 @@ void dispatch_float(DType t, const KernelContext& ctx, F&& f) {
   }
 }
 
-/// f32, f64, f16, bf16 (the 16-bit types as Half / BFloat16).
-template <typename F>
-void dispatch_float_ext(DType t, const KernelContext& ctx, F&& f) {
+/// f16 and bf16 as Half / BFloat16; every other dtype goes to `narrower(f)`, a dispatch of its own.
+template <typename F, typename Narrower>
+void with_half_types(DType t, F&& f, Narrower&& narrower) {
   switch (t) {
     case DType::F16:
       return f(TypeTag<Half>{});
     case DType::BF16:
       return f(TypeTag<BFloat16>{});
     default:
-      return dispatch_float(t, ctx, f);
+      return narrower(f);
   }
+}
+
+/// f32, f64, f16, bf16 (the 16-bit types as Half / BFloat16).
+template <typename F>
+void dispatch_float_ext(DType t, const KernelContext& ctx, F&& f) {
+  with_half_types(t, f, [&](auto& g) { dispatch_float(t, ctx, g); });
 }
 
 /// The numeric dtypes of dispatch_numeric plus f16 and bf16.
 template <typename F>
 void dispatch_arith(DType t, const KernelContext& ctx, F&& f) {
-  switch (t) {
-    case DType::F16:
-      return f(TypeTag<Half>{});
-    case DType::BF16:
-      return f(TypeTag<BFloat16>{});
-    default:
-      return dispatch_numeric(t, ctx, f);
-  }
+  with_half_types(t, f, [&](auto& g) { dispatch_numeric(t, ctx, g); });
 }
 
 /// Every dtype (f16/bf16 as Half/BFloat16, bool as bool): for casts.
