@@ -4,7 +4,7 @@
 #   scripts/build.sh [release|debug|asan] [TARGET...]
 #     release  build/       Release, warnings as errors (what CI builds)
 #     debug    build-debug/ Debug
-#     asan     build-asan/  RelWithDebInfo with AddressSanitizer + UndefinedBehaviorSanitizer
+#     asan     build-asan/  RelWithDebInfo (-O1 -g1) with AddressSanitizer + UndefinedBehaviorSanitizer
 # JOBS sets the number of build jobs (default: all cores); BUILD_DIR overrides the folder (e.g. a
 # second release folder beside build/). ccache is used where it is installed.
 set -euo pipefail
