@@ -42,20 +42,33 @@ void score_cross_entropy(const Tensor& logits, const Tensor& labels, Score* s) {
   s->scored += b;
 }
 
-// Elementwise losses of predictions against float targets of the same shape: mse, l1, or
-// bce_logits (with the hits of sign(x) against target > 0.5).
-void score_elementwise(const std::string& kind, const Tensor& prediction, const Tensor& target, Score* s) {
+// The elementwise losses --eval scores against float targets of the prediction's shape.
+enum class ElementwiseLoss { Mse, L1, BceLogits };
+
+ElementwiseLoss elementwise_loss(const std::string& kind) {
+  return kind == "mse"  ? ElementwiseLoss::Mse
+         : kind == "l1" ? ElementwiseLoss::L1
+                        : ElementwiseLoss::BceLogits;
+}
+
+// Adds the loss of each element to `s`; bce_logits also counts the hits of sign(x) against
+// target > 0.5.
+void score_elementwise(ElementwiseLoss loss, const Tensor& prediction, const Tensor& target, Score* s) {
   const std::vector<double> x = prediction.as_double(), y = target.as_double();
   for (size_t i = 0; i < x.size(); ++i) {
     const double d = x[i] - y[i];
-    if (kind == "mse") {
-      s->loss_sum += d * d;
-    } else if (kind == "l1") {
-      s->loss_sum += std::abs(d);
-    } else {
-      s->loss_sum += std::max(x[i], 0.0) - x[i] * y[i] + std::log1p(std::exp(-std::abs(x[i])));
-      s->correct += (x[i] > 0) == (y[i] > 0.5);
-      ++s->scored;
+    switch (loss) {
+      case ElementwiseLoss::Mse:
+        s->loss_sum += d * d;
+        break;
+      case ElementwiseLoss::L1:
+        s->loss_sum += std::abs(d);
+        break;
+      case ElementwiseLoss::BceLogits:
+        s->loss_sum += std::max(x[i], 0.0) - x[i] * y[i] + std::log1p(std::exp(-std::abs(x[i])));
+        s->correct += (x[i] > 0) == (y[i] > 0.5);
+        ++s->scored;
+        break;
     }
   }
   s->units += int64_t(x.size());
@@ -104,13 +117,13 @@ EvalReport evaluate(const plan::TrainingInfo& info, const Session& trained, cons
     eval->run();
     Tensor prediction = eval->output(output);
     Tensor target = take_rows(labels, rows);
-    if (kind == "cross_entropy") {
+    if (classes) {
       score_cross_entropy(prediction, target, &score);
     } else {
       if (target.type.shape != prediction.type.shape)
         throw Error(fmt::format("{}: a batch of label array '{}' is {}, output '{}' is {}", data_path,
                                 info.label(), target.type.str(), output, prediction.type.str()));
-      score_elementwise(kind, prediction, target, &score);
+      score_elementwise(elementwise_loss(kind), prediction, target, &score);
     }
     report.samples += batch;
   }
