@@ -22,17 +22,21 @@ GradientAccumulator::GradientAccumulator(ir::Graph& graph, int64_t micro_steps, 
 }
 
 ir::Value* GradientAccumulator::accumulate(ir::Value* param, ir::Value* grad) {
+  return accumulate(param->name, grad);
+}
+
+ir::Value* GradientAccumulator::accumulate(const std::string& name, ir::Value* grad) {
   if (!apply_) return grad;
-  ir::Value* buffer = graph_.add_parameter(graph_.unique_value_name(param->name + ".grad_accum"),
-                                           Tensor(grad->type), ir::Role::State);
-  const std::string node = param->name + ".accumulate";
+  ir::Value* buffer = graph_.add_parameter(graph_.unique_value_name(name + ".grad_accum"), Tensor(grad->type),
+                                           ir::Role::State);
+  const std::string node = name + ".accumulate";
   ir::Value* scaled = graph_
                           .add_node(ir::OpKind::Mul, {grad, inverse_micro_steps_}, {},
                                     {graph_.unique_value_name(grad->name + ".scaled")}, node)
                           ->outputs[0];
   ir::Value* sum = graph_
                        .add_node(ir::OpKind::Add, {buffer, scaled}, {},
-                                 {graph_.unique_value_name(param->name + ".grad_sum")}, node)
+                                 {graph_.unique_value_name(name + ".grad_sum")}, node)
                        ->outputs[0];
   // After an applied step the buffer restarts from zero; otherwise it keeps the running sum.
   ir::Value* next = graph_

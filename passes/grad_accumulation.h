@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "ir/graph.h"
 
@@ -19,6 +20,9 @@ class GradientAccumulator {
 
   /// The gradient an update of `param` should use: `grad` itself, or the accumulated sum.
   ir::Value* accumulate(ir::Value* param, ir::Value* grad);
+  /// The same for any f32 `value` of a micro-step: itself, or its sum (scaled by 1/K) over the
+  /// micro-steps of this optimizer step, in a state buffer named after `name`.
+  ir::Value* accumulate(const std::string& name, ir::Value* value);
   /// Registers `state` <- `new_value` after each run, kept unchanged where "apply" is false or
   /// a skip_unless condition does not hold.
   void update_state(ir::Value* new_value, ir::Value* state);

@@ -17,11 +17,10 @@ namespace {
 // Adds the update op of one parameter and registers its state updates through `accumulator`.
 class UpdateBuilder {
  public:
-  UpdateBuilder(ir::Graph& g, const OptimizerOptions& options, GradientAccumulator& accumulator)
-      : g_(g), options_(options), accumulator_(accumulator) {
-    lr_ = g.add_input(kLearningRateInput, TensorType{DType::F32, {}});
-    step_ = g.add_input(kStepInput, TensorType{DType::F32, {}});
-  }
+  // `step` is the fed step input, or with loss scaling the optimizer steps taken (loss_scaling.h).
+  UpdateBuilder(ir::Graph& g, const OptimizerOptions& options, GradientAccumulator& accumulator,
+                ir::Value* lr, ir::Value* step)
+      : g_(g), options_(options), accumulator_(accumulator), lr_(lr), step_(step) {}
 
   void add(ir::Value* p, ir::Value* grad) {
     Attrs a;
@@ -71,7 +70,7 @@ class UpdateBuilder {
   ir::Graph& g_;
   const OptimizerOptions& options_;
   GradientAccumulator& accumulator_;
-  ir::Value *lr_ = nullptr, *step_ = nullptr;
+  ir::Value *lr_, *step_;
 };
 
 }  // namespace
@@ -96,10 +95,19 @@ bool Optimizer::run(ir::Graph& g) {
 
   GradientAccumulator accumulator(g, options_.accumulate, kApplyInput);
   for (size_t i = 0; i < params.size(); ++i) grads[i] = accumulator.accumulate(params[i], grads[i]);
-  if (ir::Value* scale = g.find_value(kLossScale))
-    grads = unscale_gradients(g, scale, grads, options_.loss_scale_growth_interval, accumulator);
+  ir::Value* lr = g.add_input(kLearningRateInput, TensorType{DType::F32, {}});
+  ir::Value* step = g.add_input(kStepInput, TensorType{DType::F32, {}});
+  if (ir::Value* scale = g.find_value(kLossScale)) {
+    UnscaledGradients unscaled = unscale_gradients(g, scale, g.outputs().at(0), grads,
+                                                   options_.loss_scale_growth_interval, accumulator);
+    grads = std::move(unscaled.grads);
+    // The fed step counts iterations; the optimizer's (Adam's bias correction) only applied ones.
+    step = g.add_node(ir::OpKind::Sub, {step, unscaled.skipped_steps}, {},
+                      {g.unique_value_name("optimizer.step")}, "optimizer.step")
+               ->outputs[0];
+  }
   if (options_.clip_norm != 0) grads = clip_grad_norm(g, grads, options_.clip_norm);
-  UpdateBuilder updates(g, options_, accumulator);
+  UpdateBuilder updates(g, options_, accumulator, lr, step);
   for (size_t i = 0; i < params.size(); ++i) updates.add(params[i], grads[i]);
   stats_["parameters_updated"] = int64_t(params.size());
   return true;

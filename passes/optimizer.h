@@ -26,8 +26,8 @@ struct OptimizerOptions {
 };
 
 /// Names of the runtime scalar inputs the optimizer adds: the learning rate (f32), the optimizer
-/// step counting from 1 (f32), and with accumulate > 1 whether this micro-step applies the
-/// update (bool).
+/// step counting from 1 (f32; with loss scaling the iteration, of which the graph subtracts the
+/// skipped steps), and with accumulate > 1 whether this micro-step applies the update (bool).
 inline constexpr const char* kLearningRateInput = "lr";
 inline constexpr const char* kStepInput = "step";
 inline constexpr const char* kApplyInput = "apply";

@@ -131,6 +131,28 @@ def main():
         train_check("unknown_precision", [model, "--data", good_data, *base, "--precision", "fp8"], "--precision")
         train_check("zero_loss_scale", [model, "--data", good_data, *base, "--precision", "fp16", "--loss-scale",
                                         "0"], "--loss-scale")
+        # The loss-scale options belong to fp16's dynamic loss scaling: with another precision they
+        # are an error, wherever a training compile takes them.
+        train_check("loss_scale_without_fp16", [model, "--data", good_data, *base, "--loss-scale", "1024"],
+                    "--loss-scale")
+        train_check("loss_scale_growth_interval_with_bf16",
+                    [model, "--data", good_data, *base, "--precision", "bf16", "--loss-scale-growth-interval",
+                     "10"], "--loss-scale-growth-interval")
+        checker.check("compile_loss_scale_without_fp16",
+                      ["compile", model, "--train", "--batch", "4", "--loss-scale", "8", "-o", p("scaled.dlcplan")],
+                      "--loss-scale", must_not_exist=[p("scaled.dlcplan")])
+        checker.check("inspect_loss_scale_growth_interval_with_fp32",
+                      ["inspect", model, "--train", "--batch", "4", "--precision", "fp32",
+                       "--loss-scale-growth-interval", "5"], "--loss-scale-growth-interval")
+        # A loss that is not finite stops fp32 training; fp16 skips such a step, but not forever.
+        nan_data, all_nan_data = p("nan.npz"), p("all_nan.npz")
+        np.savez(nan_data, x=np.where(np.arange(16)[:, None] >= 4, np.nan, x).astype(np.float32), label=label)
+        np.savez(all_nan_data, x=np.full_like(x, np.nan), label=label)
+        checker.check("fp32_nonfinite_loss", ["train", model, "--data", nan_data, *base, "--steps", "3"],
+                      "step 2: the loss is")
+        checker.check("fp16_nonfinite_loss_in_a_row", ["train", model, "--data", all_nan_data, *base,
+                                                        "--precision", "fp16", "--epochs", "8"],
+                      "16 steps in a row")
         train_check("accumulate_beyond_the_data", [model, "--data", good_data, *base, "--accumulate", "8"],
                     "data.npz")
         checker.check("save_into_missing_folder", ["train", model, "--data", good_data, *base, "--steps", "1",

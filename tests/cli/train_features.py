@@ -11,7 +11,8 @@ model built here:
 - gradient accumulation: --accumulate 2 at batch 4 ends where batch 8 does (SGD, no BatchNorm);
 - the JSONL log's "lr" is the scheduled value;
 - mixed precision: an fp16 overflow skips the step and halves the loss scale (log, checkpoint),
-  the scale grows after --loss-scale-growth-interval finite steps, bf16 trains a convolution;
+  the scale grows after --loss-scale-growth-interval finite steps, a forward pass that overflows
+  fp16 (a NaN loss) skips its step and training goes on, bf16 trains a convolution;
 - --eval scores with the plan's loss: bce_logits (loss and sign accuracy) and mse (loss only)
   equal numpy's on the outputs `dlc run` gives for the exported model.
 
@@ -184,6 +185,28 @@ def main():
             scales = [json.loads(line)["loss_scale"] for line in open(p("growth.jsonl"))]
             checks.expect("fp16_scale_grows", scales == [1, 2, 2, 4], f"{scales}")
         dlc_ok("bf16_conv_bn", ["train", model, *data, "--precision", "bf16", "--batch", "4", "--steps", "3"])
+
+        # fp16: a batch that overflows the forward pass (1e5 is inf in fp16, finite in f32) gives a
+        # NaN loss; the step is skipped and the scale halved, and training goes on. fp32 trains it.
+        gemm = make_model(p("gemm.onnx"), [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1, name="fc")],
+                          [("x", TensorProto.FLOAT, ["N", 16])], [("y", TensorProto.FLOAT, ["N", 3])],
+                          [numpy_helper.from_array(rng.normal(0, 0.3, (3, 16)).astype(np.float32), "w"),
+                           numpy_helper.from_array(np.zeros(3, np.float32), "b")])
+        big = x.reshape(36, 16).copy()
+        big[4:8] = 1e5
+        np.savez(p("big.npz"), x=big, label=rng.integers(0, 3, 36).astype(np.int64))
+        big_data = ["--data", p("big.npz"), "--threads", "2", "--batch", "4", "--lr", "0.01", "--steps", "4"]
+        proc = checks.run("fp16_nonfinite_loss", ["train", gemm, *big_data, "--precision", "fp16",
+                                                  "--log", p("nonfinite.jsonl")])
+        if proc:
+            log = [json.loads(line) for line in open(p("nonfinite.jsonl"))]
+            skipped = [l["skipped"] for l in log]
+            checks.expect("fp16_nonfinite_loss_skips", skipped == [False, True, False, False] and
+                          log[1]["loss"] is None and all(math.isfinite(l["loss"]) for l in log[2:]) and
+                          [l["loss_scale"] for l in log] == [65536, 32768, 32768, 32768], f"{log}")
+            checks.expect("fp16_nonfinite_loss_reported", "skipped 1 of them" in proc.stdout.decode(),
+                          proc.stdout.decode())
+        dlc_ok("fp32_big_inputs", ["train", gemm, *big_data])
 
     return checks.summary("training feature")
 

@@ -1,7 +1,8 @@
 // Mixed precision (passes/mixed_precision.h): where the pass puts its casts (MatMul in half,
 // softmax and normalization left in f32, parameters still f32), that fp32 changes nothing, and
 // that bf16 and fp16 training of the parity models (tests/parity/data) tracks fp32: the loss of
-// each of 30 steps within a few percent (printed side by side).
+// each of 30 steps within a few percent (printed side by side); and that an fp16 step skipped
+// for an overflow (in the gradients or the loss) changes no parameter and is no Adam step.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "ir/verifier.h"
 #include "passes/loss_scaling.h"
 #include "passes/mixed_precision.h"
+#include "passes/optimizer.h"
 #include "tests/unit/training_test_util.h"
 #include "tools/driver/train_compile.h"
 
@@ -121,33 +123,52 @@ Tensor scalar_f32(float v) {
   return t;
 }
 
+std::string parity_dir(const std::string& model) {
+  return std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model;
+}
+
+// An Adam training session of the parity model `model` for its one batch `data`.
+std::unique_ptr<Session> parity_session(const std::string& model, const std::map<std::string, Tensor>& data,
+                                        const std::string& precision, int64_t accumulate = 1) {
+  driver::TrainCompileOptions options;
+  options.compile.import.batch = data.at("label").type.shape.at(0);
+  options.optimizer.kind = "adam";
+  options.optimizer.accumulate = accumulate;
+  options.precision = precision;
+  const driver::Compiled c = driver::compile_training(parity_dir(model) + "/model.onnx", options);
+  return Session::create(c.plan, {1});
+}
+
+// Runs micro-step `micro` of iteration `step` (from 1) on the batch `data`; returns the loss.
+float run_parity_step(Session& session, const std::map<std::string, Tensor>& data, int step,
+                      bool apply = true) {
+  for (const Session::Signature& in : session.inputs()) {
+    if (data.count(in.name)) {
+      session.set_input(in.name, data.at(in.name));
+    } else if (in.name == passes::kLearningRateInput) {
+      session.set_input(in.name, scalar_f32(1e-3f));
+    } else if (in.name == passes::kStepInput) {
+      session.set_input(in.name, scalar_f32(float(step)));
+    } else if (in.name == passes::kApplyInput) {
+      Tensor t(TensorType{DType::Bool, {}});
+      t.bytes[0] = apply;
+      session.set_input(in.name, t);
+    } else {
+      ADD_FAILURE() << "unexpected input " << in.name;
+    }
+  }
+  session.run();
+  return *session.output(session.outputs().at(0).name).data<float>();
+}
+
 // The loss of each of `steps` Adam steps on the parity model's one batch; `loss_scale` gets the
 // final loss scale (fp16) or stays as it is.
 std::vector<float> train_losses(const std::string& model, const std::string& precision, int steps,
                                 float* loss_scale = nullptr) {
-  const std::string dir = std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model;
-  const std::map<std::string, Tensor> data = read_npz(dir + "/data.npz");
-  driver::TrainCompileOptions options;
-  options.compile.import.batch = data.at("label").type.shape.at(0);
-  options.optimizer.kind = "adam";
-  options.precision = precision;
-  const driver::Compiled c = driver::compile_training(dir + "/model.onnx", options);
-  std::unique_ptr<Session> session = Session::create(c.plan, {1});
+  const std::map<std::string, Tensor> data = read_npz(parity_dir(model) + "/data.npz");
+  std::unique_ptr<Session> session = parity_session(model, data, precision);
   std::vector<float> losses;
-  for (int k = 0; k < steps; ++k) {
-    for (const Session::Signature& in : session->inputs()) {
-      if (data.count(in.name))
-        session->set_input(in.name, data.at(in.name));
-      else if (in.name == "lr")
-        session->set_input(in.name, scalar_f32(1e-3f));
-      else if (in.name == "step")
-        session->set_input(in.name, scalar_f32(float(k + 1)));
-      else
-        ADD_FAILURE() << model << ": unexpected input " << in.name;
-    }
-    session->run();
-    losses.push_back(*session->output(session->outputs().at(0).name).data<float>());
-  }
+  for (int k = 0; k < steps; ++k) losses.push_back(run_parity_step(*session, data, k + 1));
   if (precision == "fp16") *loss_scale = *session->read_state(passes::kLossScale).data<float>();
   return losses;
 }
@@ -179,6 +200,89 @@ TEST_P(MixedPrecisionTraining, LossTracksFp32) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ParityModels, MixedPrecisionTraining, testing::Values("mlp", "transformer", "cnn"));
+
+float read_scalar(const Session& s, const char* state) { return *s.read_state(state).data<float>(); }
+
+// fp16 with Adam: a step skipped for an overflow is no optimizer step, as with PyTorch's
+// GradScaler (whose scaler.step() then does not call optimizer.step(), so Adam's state['step']
+// stays). One overflowing iteration (the loss scale forced to 1e30) and then a good one, fed
+// step 2, leave every parameter and Adam moment with the bytes of one good step from the start:
+// both used bias correction 1. With --accumulate 2 as well (two micro-steps per iteration).
+class SkippedStep : public testing::TestWithParam<int64_t> {};
+
+TEST_P(SkippedStep, IsNoAdamStep) {
+  const int64_t micro = GetParam();
+  const std::map<std::string, Tensor> data = read_npz(parity_dir("mlp") + "/data.npz");
+  auto iteration = [&](Session& s, int step) {
+    for (int64_t k = 0; k < micro; ++k) run_parity_step(s, data, step, k == micro - 1);
+  };
+  std::unique_ptr<Session> skipped = parity_session("mlp", data, "fp16", micro);
+  std::unique_ptr<Session> straight = parity_session("mlp", data, "fp16", micro);
+  const std::map<std::string, Tensor> initial = [&] {
+    std::map<std::string, Tensor> m;
+    for (const std::string& name : skipped->state_names()) m[name] = skipped->read_state(name);
+    return m;
+  }();
+  const float scale = read_scalar(*skipped, passes::kLossScale);
+
+  skipped->write_state(passes::kLossScale, Tensor::scalar_f32(1e30f));
+  iteration(*skipped, 1);
+  ASSERT_EQ(read_scalar(*skipped, passes::kLossScaleSkippedSteps), 1.f)
+      << "the first iteration did not overflow";
+  EXPECT_EQ(read_scalar(*skipped, passes::kLossScale), 5e29f);
+  for (const auto& [name, before] : initial)
+    if (name.rfind("loss_scale", 0) != 0) {
+      EXPECT_EQ(skipped->read_state(name).bytes, before.bytes) << name << " changed in a skipped step";
+    }
+  skipped->write_state(passes::kLossScale, Tensor::scalar_f32(scale));
+  iteration(*skipped, 2);
+  iteration(*straight, 1);
+  EXPECT_EQ(read_scalar(*skipped, passes::kLossScaleSkippedSteps), 1.f);
+  EXPECT_EQ(read_scalar(*straight, passes::kLossScaleSkippedSteps), 0.f);
+  int compared = 0;
+  for (const std::string& name : straight->state_names()) {
+    if (name == passes::kLossScaleSkippedSteps) continue;
+    EXPECT_EQ(skipped->read_state(name).bytes, straight->read_state(name).bytes) << name;
+    compared += name.find("exp_avg") != std::string::npos;
+  }
+  EXPECT_GT(compared, 0) << "no Adam moment among the state";
+}
+
+INSTANTIATE_TEST_SUITE_P(MicroSteps, SkippedStep, testing::Values(1, 2));
+
+// fp16: a loss that overflows skips the step even where every gradient is finite. y = x + b
+// with an MSE loss against labels of 1e20: (y - label)² overflows f32 (the loss is inf), but
+// the gradient of b, 2(y - label)/n times the scale, is about -1e24, finite. The step is skipped
+// and the scale halved; with finite labels the same plan updates b.
+TEST(LossScaling, NonFiniteLossSkipsTheStep) {
+  auto g = std::make_unique<ir::Graph>();
+  ir::Value* x = g->add_input("x", TensorType{DType::F32, {2, 3}});
+  ir::Value* b = g->add_parameter("b", test::random_normal({3}, 5));
+  g->add_output(g->add_node(ir::OpKind::Add, {x, b}, {}, {"y"})->outputs[0]);
+  passes::Loss({"mse", "", "label"}).run(*g);
+  passes::MixedPrecision(DType::F16).run(*g);
+  passes::Autodiff().run(*g);
+  passes::Optimizer({}).run(*g);
+  passes::DeadCodeElimination().run(*g);
+  ir::verify(*g);
+  std::unique_ptr<Session> s = Session::create(codegen::lower_to_plan(*g), {1});
+  const Tensor b0 = s->read_state("b");
+  auto step = [&](float label, int k) {
+    s->set_input("x", Tensor(TensorType{DType::F32, {2, 3}}));
+    s->set_input("label", Tensor::from_double(DType::F32, std::vector<double>(6, label), {2, 3}));
+    s->set_input(passes::kLearningRateInput, scalar_f32(0.1f));
+    s->set_input(passes::kStepInput, scalar_f32(float(k)));
+    s->run();
+    return *s->output(s->outputs().at(0).name).data<float>();
+  };
+  EXPECT_TRUE(std::isinf(step(1e20f, 1)));
+  EXPECT_EQ(s->read_state("b").bytes, b0.bytes) << "the step with an inf loss was applied";
+  EXPECT_EQ(read_scalar(*s, passes::kLossScaleSkippedSteps), 1.f);
+  EXPECT_EQ(read_scalar(*s, passes::kLossScale), 32768.f);
+  EXPECT_TRUE(std::isfinite(step(1.f, 2)));
+  EXPECT_NE(s->read_state("b").bytes, b0.bytes) << "the finite step was not applied";
+  EXPECT_EQ(read_scalar(*s, passes::kLossScaleSkippedSteps), 1.f);
+}
 
 }  // namespace
 }  // namespace dlc

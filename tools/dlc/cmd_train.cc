@@ -61,6 +61,7 @@ void run_train(TrainArgs& args) {
   if (driver::is_plan_path(args.model)) {
     r = train_plan_file(args);
   } else {
+    args.compile.check();
     args.model_options.apply(args.compile.options.compile);
     args.compile.options.compile.pipeline = args.pipeline.options;
     const driver::Compiled c = driver::compile_for_training(args.model, args.compile.options, args.train);
@@ -69,6 +70,9 @@ void run_train(TrainArgs& args) {
   }
   std::printf("trained %lld steps in %.2f s: %.1f samples/s, last loss %.6f\n", (long long)r.steps,
               r.train_seconds, r.samples_per_s, r.last_loss);
+  if (r.skipped_steps > 0)
+    std::printf("fp16 loss scaling skipped %lld of them (inf or NaN in the loss or gradients)\n",
+                (long long)r.skipped_steps);
   if (!args.train.save.empty())
     std::printf("checkpoint at step %lld written to %s\n", (long long)(r.first_step + r.steps),
                 args.train.save.c_str());

@@ -27,6 +27,7 @@ driver::Compiled CompileFlags::compile(const std::string& model_path) {
     options.pipeline = pipeline.options;
     return driver::compile_model(model_path, options);
   }
+  training.check();
   driver::TrainCompileOptions options = training.options;
   model.apply(options.compile);
   options.compile.device = device;

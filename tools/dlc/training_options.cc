@@ -1,6 +1,10 @@
 // Registration of the training-compile options.
 #include "tools/dlc/training_options.h"
 
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+
 namespace dlc::tool {
 
 void TrainingCompileFlags::add_to(CLI::App* cmd) {
@@ -26,17 +30,28 @@ void TrainingCompileFlags::add_to(CLI::App* cmd) {
       cmd->add_option("--freeze", options.freeze, "regex of parameter names to keep fixed"),
       cmd->add_option("--precision", options.precision,
                       "fp32 | bf16 | fp16: MatMul and convolutions in half precision (default fp32)"),
+  };
+  fp16_only_ = {
       cmd->add_option("--loss-scale", options.loss_scale,
                       "fp16: the initial dynamic loss scale (default 65536)"),
       cmd->add_option("--loss-scale-growth-interval", opt.loss_scale_growth_interval,
                       "fp16: finite steps in a row before the loss scale doubles (default 2000)"),
   };
+  registered_.insert(registered_.end(), fp16_only_.begin(), fp16_only_.end());
 }
 
 const CLI::Option* TrainingCompileFlags::first_given() const {
   for (const CLI::Option* o : registered_)
     if (o->count() > 0) return o;
   return nullptr;
+}
+
+void TrainingCompileFlags::check() const {
+  for (const CLI::Option* o : fp16_only_)
+    if (o->count() > 0 && options.precision != "fp16")
+      throw Error(
+          fmt::format("{} applies to --precision fp16 only (dynamic loss scaling), and the precision is {}",
+                      o->get_name(), options.precision));
 }
 
 }  // namespace dlc::tool

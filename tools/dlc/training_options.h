@@ -16,9 +16,13 @@ struct TrainingCompileFlags {
   void add_to(CLI::App* cmd);
   /// The first of these options given on the command line, or null.
   const CLI::Option* first_given() const;
+  /// Throws where the options contradict each other: --loss-scale or
+  /// --loss-scale-growth-interval given with a --precision other than fp16.
+  void check() const;
 
  private:
   std::vector<const CLI::Option*> registered_;
+  std::vector<const CLI::Option*> fp16_only_;
 };
 
 }  // namespace dlc::tool

@@ -216,21 +216,48 @@ TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, con
   StepRunner runner(*session, sampler, prefetcher, layout.micro_steps, total * layout.micro_steps);
   runner.start_at(report.first_step);
   const std::vector<std::string> state_names = session->state_names();
+  // fp16 (passes/loss_scaling.h): the graph counts the steps it skipped for an inf or NaN.
   const bool has_loss_scale =
-      std::find(state_names.begin(), state_names.end(), passes::kLossScale) != state_names.end();
+      std::find(state_names.begin(), state_names.end(), passes::kLossScaleSkippedSteps) != state_names.end();
+  auto skipped_so_far = [&] {
+    return has_loss_scale ? int64_t(*session->read_state(passes::kLossScaleSkippedSteps).data<float>()) : 0;
+  };
+  int64_t skipped_before = skipped_so_far(), nonfinite_losses_in_a_row = 0;
   const auto start = Clock::now();
   for (int64_t step = report.first_step; step < total; ++step) {
     const auto t0 = Clock::now();
+    // The schedule follows the iterations, skipped or not, as PyTorch's scheduler.step() called
+    // every iteration does.
     const double lr = schedule.at(step);
     report.last_loss = runner.run(step, lr);
-    if (!std::isfinite(report.last_loss))
+    const int64_t skipped_now = skipped_so_far();
+    const bool skipped = skipped_now > skipped_before;
+    skipped_before = skipped_now;
+    report.skipped_steps += skipped;
+    if (std::isfinite(report.last_loss)) {
+      nonfinite_losses_in_a_row = 0;
+    } else if (!has_loss_scale) {
       throw Error(fmt::format("step {}: the loss is {}; lower --lr", step + 1, report.last_loss));
+    } else if (!skipped) {
+      throw Error(fmt::format("step {}: the loss is {} and the loss scaling did not skip the step", step + 1,
+                              report.last_loss));
+    } else if (++nonfinite_losses_in_a_row >= kMaxNonfiniteLossesInARow) {
+      throw Error(fmt::format(
+          "step {}: the loss has been inf or NaN for {} steps in a row (each skipped by the fp16 loss "
+          "scaling); the forward pass overflows: lower --lr or use --precision bf16",
+          step + 1, nonfinite_losses_in_a_row));
+    }
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     const double sps = double(batch * layout.micro_steps) / dt;
     if (log) {
+      // A non-finite loss is written as null.
       nlohmann::json line{{"step", step + 1}, {"loss", report.last_loss}, {"lr", lr}, {"samples_per_s", sps}};
-      // fp16: the loss scale the next step uses (halved after a skipped step).
-      if (has_loss_scale) line["loss_scale"] = *session->read_state(passes::kLossScale).data<float>();
+      // fp16: whether the step was skipped, and the loss scale the next step uses (halved after a
+      // skipped step).
+      if (has_loss_scale) {
+        line["skipped"] = skipped;
+        line["loss_scale"] = *session->read_state(passes::kLossScale).data<float>();
+      }
       log << line.dump() << "\n";
     }
     if (options.on_step) options.on_step(step + 1, total, report.last_loss, sps);

@@ -15,6 +15,10 @@
 
 namespace dlc::driver {
 
+/// fp16: this many steps in a row with a non-finite loss stop training. Backing off the loss scale
+/// cures overflowing gradients, not a forward pass that overflows.
+inline constexpr int64_t kMaxNonfiniteLossesInARow = 16;
+
 struct TrainOptions {
   std::string data, eval_data;  // .npz files
   int64_t batch = 0;            // rows per micro-batch; 0: the plan's, or kDefaultBatch for a model
@@ -36,9 +40,12 @@ struct TrainOptions {
 };
 
 struct TrainReport {
-  int64_t steps = 0;         // optimizer steps of this run (a resumed run counts from its checkpoint)
-  int64_t first_step = 0;    // the step the run started from (0, or the checkpoint's)
-  double last_loss = 0;      // mean over the micro-batches of the last step
+  int64_t steps = 0;       // optimizer steps of this run (a resumed run counts from its checkpoint)
+  int64_t first_step = 0;  // the step the run started from (0, or the checkpoint's)
+  double last_loss = 0;    // mean over the micro-batches of the last step
+  /// fp16: steps of this run the loss scaling skipped for an inf or NaN in the loss or gradients
+  /// (they count as steps of the run and of the schedule, not as optimizer steps of Adam).
+  int64_t skipped_steps = 0;
   double samples_per_s = 0;  // over all steps of this run, data copies included
   double train_seconds = 0;
   std::optional<double> eval_loss, eval_accuracy;
@@ -51,7 +58,9 @@ struct TrainReport {
 Compiled compile_for_training(const std::string& model_path, TrainCompileOptions compile,
                               const TrainOptions& options);
 /// Trains a compiled training plan (see train_compile.h and training_plan.h); `plan_name` names
-/// it in messages. Throws dlc::Error on bad data, a bad checkpoint, or a loss that is not finite.
+/// it in messages. Throws dlc::Error on bad data, a bad checkpoint, or a loss that is not finite
+/// (with fp16 loss scaling, such a step is skipped instead, unless the loss stays non-finite for
+/// kMaxNonfiniteLossesInARow steps).
 TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, const TrainOptions& options);
 
 }  // namespace dlc::driver
