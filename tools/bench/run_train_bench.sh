@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The training-step benchmark, dlc against PyTorch eager, in one command:
+# The training-step benchmark — dlc with all passes, dlc with --disable-pass fusion, and PyTorch
+# eager, alternating — in one command:
 #
 #   tools/bench/run_train_bench.sh [--build build] [train_bench.py options: --models --batch
-#                                   --steps --warmup --threads --out --json]
+#                                   --steps --warmup --rounds --unfused-passes --threads --out --json]
 #
 # Runs tools/bench/train_bench.py with BUILD/tools/dlc (see its --help). Needs /usr/bin/python3
 # with torch (Debian: python3-torch) and, for fashion_cnn, dataset-fashion-mnist.
