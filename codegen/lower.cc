@@ -33,6 +33,13 @@ plan::Buffer::Kind buffer_kind(ir::Role role) {
 
 }  // namespace
 
+AliasOptions lowered_alias_options(const LowerOptions& options) {
+  // The in-place pairs (may_write_in_place) are those of the CPU kernels; other devices copy.
+  AliasOptions a = options.aliases;
+  if (options.device != "cpu") a.in_place_state_updates = false;
+  return a;
+}
+
 plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   plan::Plan p;
   p.set_format_version(kPlanFormatVersion);
@@ -43,10 +50,7 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   std::map<const ir::Value*, int> index;
   std::vector<BufferLifetime> lifetimes;
   const std::vector<ir::Node*> nodes = g.nodes();
-  // The in-place pairs (may_write_in_place) are those of the CPU kernels; other devices copy.
-  AliasOptions alias_options = options.aliases;
-  if (options.device != "cpu") alias_options.in_place_state_updates = false;
-  const BufferAliases aliases = plan_buffer_aliases(g, alias_options);
+  const BufferAliases aliases = plan_buffer_aliases(g, lowered_alias_options(options));
   // Graph nodes but views, then one copy step per state update not done in place.
   std::map<const ir::Node*, int> step_of;
   for (const ir::Node* n : nodes)
@@ -60,7 +64,7 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
     for (int64_t d : v->type.shape) b->add_dims(d);
     b->set_kind(buffer_kind(v->role));
     b->set_init(-1);
-    if (v->data) {
+    if (v->data && options.initial_values) {
       b->set_init(p.initial_values_size());
       plan::to_proto(*v->data, p.add_initial_values());
     }

@@ -12,8 +12,13 @@ namespace dlc::codegen {
 struct LowerOptions {
   std::string device = "cpu";
   AliasOptions aliases;  // Reshape views and in-place state updates (both on by default)
+  /// false: buffers get no initial values (for the memory figures alone, as scheduling needs).
+  bool initial_values = true;
 };
 
 plan::Plan lower_to_plan(const ir::Graph& graph, const LowerOptions& options = {});
+
+/// The buffer sharing lowering applies: `options.aliases`, without in-place updates off the CPU.
+AliasOptions lowered_alias_options(const LowerOptions& options);
 
 }  // namespace dlc::codegen

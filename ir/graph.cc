@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "dlc/error.h"
@@ -80,8 +81,8 @@ Node* Graph::add_node(OpKind op, std::vector<Value*> inputs, Attrs attrs,
   Node probe{op, node_name, inputs, {}, attrs};
   if (probe.name.empty()) probe.name = std::string(op_name(op));
   std::vector<TensorType> types = infer_types(probe, int(output_names.size()));
-  return add_node_typed(op, std::move(inputs), std::move(attrs), std::move(output_names),
-                        std::move(types), std::move(node_name));
+  return add_node_typed(op, std::move(inputs), std::move(attrs), std::move(output_names), std::move(types),
+                        std::move(node_name));
 }
 
 Node* Graph::add_node_typed(OpKind op, std::vector<Value*> inputs, Attrs attrs,
@@ -121,8 +122,7 @@ void Graph::remove_node(Node* node) {
     if (!out) continue;
     out->producer = nullptr;
     by_name_.erase(out->name);
-    auto it = std::find_if(values_.begin(), values_.end(),
-                           [&](const auto& v) { return v.get() == out; });
+    auto it = std::find_if(values_.begin(), values_.end(), [&](const auto& v) { return v.get() == out; });
     if (it != values_.end()) values_.erase(it);
   }
   node_names_.erase(node->name);
@@ -159,6 +159,19 @@ std::vector<Node*> Graph::nodes() const {
   return out;
 }
 
+void Graph::reorder_nodes(const std::vector<Node*>& order) {
+  std::map<const Node*, std::unique_ptr<Node>*> slot;
+  for (auto& n : nodes_) slot[n.get()] = &n;
+  std::set<const Node*> seen(order.begin(), order.end());
+  if (order.size() != nodes_.size() || seen.size() != order.size() ||
+      !std::all_of(order.begin(), order.end(), [&](const Node* n) { return slot.count(n); }))
+    throw Error("reorder_nodes: not a permutation of the graph's nodes");
+  std::vector<std::unique_ptr<Node>> reordered;
+  reordered.reserve(order.size());
+  for (Node* n : order) reordered.push_back(std::move(*slot.at(n)));
+  nodes_ = std::move(reordered);
+}
+
 Value* Graph::find_value(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
@@ -177,8 +190,8 @@ int Graph::remove_dead_nodes() {
   std::vector<Node*> dead;
   for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
     Node* n = it->get();
-    bool used = std::any_of(n->outputs.begin(), n->outputs.end(),
-                            [&](Value* o) { return o && live.count(o); });
+    bool used =
+        std::any_of(n->outputs.begin(), n->outputs.end(), [&](Value* o) { return o && live.count(o); });
     if (!used) {
       dead.push_back(n);
       continue;

@@ -88,6 +88,9 @@ class Graph {
   const std::vector<Value*>& initializers() const { return initializers_; }
   std::vector<Node*> nodes() const;
   size_t num_nodes() const { return nodes_.size(); }
+  /// Puts the nodes in `order`, a permutation of nodes() (else dlc::Error); keeping it a valid
+  /// schedule (operands before their users) is the caller's part.
+  void reorder_nodes(const std::vector<Node*>& order);
 
   Value* find_value(const std::string& name) const;
   std::vector<Node*> users(const Value* v) const;

@@ -10,6 +10,7 @@
 #include "passes/dce.h"
 #include "passes/fusion.h"
 #include "passes/mixed_precision.h"
+#include "passes/schedule_memory.h"
 
 namespace dlc::passes {
 
@@ -25,6 +26,11 @@ struct Registration {
 ir::ConstantEvaluator& need_evaluator(const PassServices& s, std::string_view pass) {
   if (!s.evaluator) throw Error(fmt::format("pass '{}' needs a constant evaluator", pass));
   return *s.evaluator;
+}
+
+const ir::MemoryModel& need_memory_model(const PassServices& s, std::string_view pass) {
+  if (!s.memory) throw Error(fmt::format("pass '{}' needs a memory model", pass));
+  return *s.memory;
 }
 
 const std::vector<Registration>& table() {
@@ -43,18 +49,26 @@ const std::vector<Registration>& table() {
         [](const PassServices&) -> std::unique_ptr<Pass> {
           return std::make_unique<MixedPrecision>(DType::BF16);
         },
+        [](const PassServices& s) -> std::unique_ptr<Pass> {
+          return std::make_unique<ScheduleMemory>(need_memory_model(s, "schedule"));
+        },
     };
-    // Names and summaries come from the passes themselves; an evaluator stand-in lets the
+    // Names and summaries come from the passes themselves; service stand-ins let the
     // constructors run without real services.
     struct NoEvaluator final : ir::ConstantEvaluator {
       std::vector<Tensor> evaluate(const ir::Node& n, const std::vector<const Tensor*>&) override {
         throw Error(fmt::format("node '{}': no constant evaluator", n.name));
       }
     };
+    struct NoMemoryModel final : ir::MemoryModel {
+      ir::MemoryFigures measure(const ir::Graph&) const override { throw Error("no memory model"); }
+      ir::SharedBuffers shared_buffers(const ir::Graph&) const override { throw Error("no memory model"); }
+    };
     static NoEvaluator none;
+    static const NoMemoryModel no_memory;
     std::vector<Registration> out;
     for (Factory f : factories) {
-      std::unique_ptr<Pass> p = f(PassServices{&none});
+      std::unique_ptr<Pass> p = f(PassServices{&none, &no_memory});
       out.push_back({{p->name(), p->summary()}, f});
     }
     return out;

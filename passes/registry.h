@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/evaluator.h"
+#include "ir/memory_model.h"
 #include "passes/pass.h"
 
 namespace dlc::passes {
@@ -15,6 +16,7 @@ namespace dlc::passes {
 /// What a pass may need from outside the IR; a pass whose service is missing cannot be created.
 struct PassServices {
   ir::ConstantEvaluator* evaluator = nullptr;  // constant-fold
+  const ir::MemoryModel* memory = nullptr;     // schedule
 };
 
 struct PassEntry {

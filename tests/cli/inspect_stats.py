@@ -6,7 +6,10 @@
 - a training plan's figures are those of `--train` on the model, and cover the whole step:
   more kernels, and more than twice the forward's GEMM flops (the forward GEMM, the weight
   gradient's GEMM — x is an input, so it gets none — the loss and the update);
-- with --accumulate K one optimizer step is K runs of the plan: K times the kernels of one run.
+- with --accumulate K one optimizer step is K runs of the plan: K times the kernels of one run;
+- a model's stats also hold the figures without the schedule pass (peak/arena_bytes_unscheduled:
+  those of `--disable-pass schedule`) and without buffer sharing (peak/arena_bytes_unshared), no
+  smaller than the plan's own.
 
 usage: inspect_stats.py PATH/TO/dlc [-v]
 """
@@ -21,6 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 from cli_harness import Checks, make_model
 
 KEYS = ["ops", "kernels_per_step", "param_bytes", "peak_bytes", "arena_bytes", "flops_per_step", "stages"]
+SAVINGS_KEYS = ["peak_bytes_unscheduled", "arena_bytes_unscheduled", "peak_bytes_unshared", "arena_bytes_unshared"]
 BATCH, IN, OUT = 8, 16, 4
 
 
@@ -66,6 +70,23 @@ def main():
             checks.expect("param_bytes", trained["param_bytes"] == forward["param_bytes"] == IN * OUT * 4,
                           (trained, forward))
             checks.expect("peak_within_arena", 0 < trained["peak_bytes"] <= trained["arena_bytes"], trained)
+        for name, j in (("inference", forward), ("training_model", trained)):
+            if not j:
+                continue
+            checks.expect(f"{name}_savings_keys", all(k in j for k in SAVINGS_KEYS), sorted(j))
+            checks.expect(f"{name}_savings_not_negative",
+                          all(j.get(f"{f}_bytes_{how}", -1) >= j[f"{f}_bytes"]
+                              for f in ("peak", "arena") for how in ("unscheduled", "unshared")), j)
+        # The unscheduled figures are those of a compile without the schedule pass; a training
+        # plan with Adam shares bytes (in-place updates), so the unshared peak is larger.
+        unscheduled = stats("training_unscheduled", [model, *batch, "--train", "--optimizer", "adam",
+                                                     "--disable-pass", "schedule"])
+        if trained and unscheduled:
+            checks.expect("unscheduled_is_disable_pass",
+                          (unscheduled["peak_bytes"], unscheduled["arena_bytes"]) ==
+                          (trained["peak_bytes_unscheduled"], trained["arena_bytes_unscheduled"]),
+                          (unscheduled, trained))
+            checks.expect("sharing_saves_bytes", trained["peak_bytes_unshared"] > trained["peak_bytes"], trained)
         # --accumulate 2: a plan's "ops" are the steps of one run; an optimizer step is two runs.
         acc_plan = os.path.join(tmp, "acc.dlcplan")
         if checks.run("compile_accumulate", ["compile", model, *batch, "--train", "--optimizer", "adam",

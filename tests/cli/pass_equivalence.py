@@ -21,7 +21,7 @@ MODELS = ["mlp", "cnn", "transformer"]
 # The passes that only transform: `--disable-pass` may switch them off without changing what is
 # computed (training-mode changes BatchNorm and Dropout on purpose; loss, autodiff and optimizer
 # are required).
-OPTIONAL_PASSES = ["canonicalize", "fusion", "dce"]
+OPTIONAL_PASSES = ["canonicalize", "fusion", "dce", "schedule"]
 
 
 def train(checks, name, model, data, out, extra):

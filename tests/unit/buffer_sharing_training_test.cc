@@ -25,14 +25,7 @@ TEST_P(BufferSharingTraining, SameStepsWithFewerKernels) {
       std::cout << what << ": kernels_per_step " << plain.kernels << " without sharing, " << shared.kernels
                 << " with\n";
       EXPECT_LT(shared.kernels, plain.kernels) << what;
-      ASSERT_EQ(plain.losses.size(), shared.losses.size());
-      for (size_t k = 0; k < plain.losses.size(); ++k)
-        EXPECT_EQ(plain.losses[k], shared.losses[k]) << what << ": loss of step " << k;
-      ASSERT_EQ(plain.state.size(), shared.state.size());
-      for (const auto& [name, value] : plain.state) {
-        ASSERT_TRUE(shared.state.count(name)) << name;
-        EXPECT_EQ(value, shared.state.at(name)) << what << ": state " << name;
-      }
+      test::expect_same_training(plain, shared, what);
     }
 }
 

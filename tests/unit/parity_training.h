@@ -16,6 +16,8 @@ namespace dlc::test {
 struct TrainRun {
   int64_t kernels = 0;  // plan steps of one training step
   int64_t fused_steps = 0;
+  int64_t update_steps = 0;                 // optimizer updates, merged (MultiTensorUpdate) or not
+  int64_t peak_bytes = 0, arena_bytes = 0;  // the plan's memory figures
   std::vector<Tensor> losses;
   std::map<std::string, Tensor> state;
 };
@@ -27,21 +29,29 @@ inline Tensor scalar_f32(float v) {
 }
 
 /// Trains `model` for `steps` steps with `optimizer` (lr 0.1 for SGD, else 1e-3), the fusion
-/// pass on or off and the plan's buffer sharing as given.
+/// pass on or off, the plan's buffer sharing as given and the passes in `disabled` switched off.
 inline TrainRun train_parity_model(const std::string& model, const std::string& optimizer, bool fuse,
-                                   int steps, const codegen::AliasOptions& aliases = {}) {
+                                   int steps, const codegen::AliasOptions& aliases = {},
+                                   const std::vector<std::string>& disabled = {}) {
   const std::string dir = std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model;
   const std::map<std::string, Tensor> data = read_npz(dir + "/data.npz");
   driver::TrainCompileOptions options;
   options.compile.import.batch = data.at("label").type.shape.at(0);
   options.optimizer.kind = optimizer;
-  if (!fuse) options.compile.pipeline.disabled = {"fusion"};
+  options.compile.pipeline.disabled = disabled;
+  if (!fuse) options.compile.pipeline.disabled.push_back("fusion");
   options.compile.aliases = aliases;
   const driver::Compiled c = driver::compile_training(dir + "/model.onnx", options);
   TrainRun run;
   for (const plan::Stage& stage : c.plan.stages()) {
     run.kernels += stage.steps_size();
-    for (const plan::Step& step : stage.steps()) run.fused_steps += step.kernel() == "FusedElementwise";
+    for (const plan::Step& step : stage.steps()) {
+      run.fused_steps += step.kernel() == "FusedElementwise";
+      run.update_steps += step.kernel() == "MultiTensorUpdate" || step.kernel() == "SgdUpdate" ||
+                          step.kernel() == "AdamUpdate" || step.kernel() == "RmspropUpdate";
+    }
+    run.peak_bytes += stage.peak_bytes();
+    run.arena_bytes += stage.arena_bytes();
   }
   std::unique_ptr<Session> session = Session::create(c.plan, {1});
   for (int k = 0; k < steps; ++k) {
@@ -60,6 +70,18 @@ inline TrainRun train_parity_model(const std::string& model, const std::string& 
   }
   for (const std::string& name : session->state_names()) run.state[name] = session->read_state(name);
   return run;
+}
+
+/// Expects two runs to have logged the same losses and ended with the same state, bit for bit.
+inline void expect_same_training(const TrainRun& want, const TrainRun& got, const std::string& what) {
+  ASSERT_EQ(want.losses.size(), got.losses.size()) << what;
+  for (size_t k = 0; k < want.losses.size(); ++k)
+    EXPECT_EQ(want.losses[k], got.losses[k]) << what << ": loss of step " << k;
+  ASSERT_EQ(want.state.size(), got.state.size()) << what;
+  for (const auto& [name, value] : want.state) {
+    ASSERT_TRUE(got.state.count(name)) << what << ": state " << name;
+    EXPECT_EQ(value, got.state.at(name)) << what << ": state " << name;
+  }
 }
 
 }  // namespace dlc::test

@@ -2,12 +2,17 @@
 // would (--train and the training options give a training plan). For a training plan the step
 // counts are those of one whole optimizer step: with --accumulate K, K runs of the plan. A CUDA
 // plan also reports its distinct generated kernels, kernel steps, library calls and host steps.
+// A model's stats also say what the memory planning saved: peak/arena_bytes_unscheduled are the
+// figures before the schedule pass reordered the nodes (the same as with --disable-pass schedule;
+// equal to peak/arena_bytes when it did not run), peak/arena_bytes_unshared those of the final
+// graph lowered without Reshape views and in-place state updates.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "codegen/plan_memory_model.h"
 #include "dlc/error.h"
 #include "ir/printer.h"
 #include "runtime/plan/cuda_steps.h"
@@ -59,6 +64,21 @@ nlohmann::json plan_stats(const plan::Plan& p) {
   return j;
 }
 
+// The figures without scheduling and without buffer sharing (see the top of the file).
+void add_memory_savings(nlohmann::json& j, const driver::Compiled& c, const std::string& device) {
+  j["peak_bytes_unscheduled"] = j["peak_bytes"];
+  j["arena_bytes_unscheduled"] = j["arena_bytes"];
+  for (const passes::PassRecord& r : c.passes)
+    if (r.name == "schedule" && r.ran) {
+      j["peak_bytes_unscheduled"] = r.stats.at("peak_before");
+      j["arena_bytes_unscheduled"] = r.stats.at("arena_before");
+    }
+  const ir::MemoryFigures unshared =
+      codegen::PlanMemoryModel({device, codegen::AliasOptions{false, false}}).measure(*c.graph);
+  j["peak_bytes_unshared"] = unshared.peak_bytes;
+  j["arena_bytes_unshared"] = unshared.arena_bytes;
+}
+
 void inspect(InspectArgs& args) {
   if (driver::is_plan_path(args.model)) {
     if (args.ir)
@@ -77,6 +97,7 @@ void inspect(InspectArgs& args) {
   if (args.stats || !args.ir) {
     nlohmann::json j = plan_stats(c.plan);
     j["ops"] = c.graph->num_nodes();
+    add_memory_savings(j, c, args.flags.device);
     std::cout << j.dump() << "\n";
   }
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "codegen/cpu_evaluator.h"
+#include "codegen/plan_memory_model.h"
 #include "dlc/error.h"
 #include "dlc/file_util.h"
 #include "ir/parser.h"
@@ -41,7 +42,8 @@ bool is_blank(const std::string& text) {
 
 void opt(const OptArgs& args) {
   codegen::CpuEvaluator evaluator;
-  passes::PassServices services{&evaluator};
+  const codegen::PlanMemoryModel memory({});  // the CPU plan's figures
+  passes::PassServices services{&evaluator, &memory};
   passes::PipelineOptions options = args.pipeline.options;
   options.verify_each = true;  // passes are tested through dlc opt: it always verifies
   // A pipeline per graph, since passes keep the statistics of their last run.

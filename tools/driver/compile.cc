@@ -7,10 +7,12 @@
 
 #include "codegen/cpu_evaluator.h"
 #include "codegen/lower.h"
+#include "codegen/plan_memory_model.h"
 #include "passes/canonicalize.h"
 #include "passes/dce.h"
 #include "passes/expand_gradients.h"
 #include "passes/fusion.h"
+#include "passes/schedule_memory.h"
 #include "tools/driver/cuda_plan.h"
 
 namespace dlc::driver {
@@ -26,12 +28,18 @@ std::unique_ptr<ir::Graph> import_with(const CompileOptions& options, Import&& i
   return import(import_options);
 }
 
-// Runs the inference pipeline: the import passes, then fusion; false when --stop-after ended it.
-bool optimize(ir::Graph& graph, const passes::PipelineOptions& options) {
-  passes::PassManager pm(options, std::cerr);
+// Runs the inference pipeline: the import passes, fusion, then scheduling for the plan's memory;
+// false when --stop-after ended it.
+bool optimize(ir::Graph& graph, const CompileOptions& options,
+              std::vector<passes::PassRecord>* records = nullptr) {
+  passes::PassManager pm(options.pipeline, std::cerr);
   add_import_passes(pm);
   pm.add(std::make_unique<passes::Fusion>());
-  return pm.run(graph);
+  const codegen::PlanMemoryModel memory({options.device, options.aliases});
+  pm.add(std::make_unique<passes::ScheduleMemory>(memory));
+  const bool finished = pm.run(graph);
+  if (records) *records = pm.records();
+  return finished;
 }
 
 }  // namespace
@@ -57,21 +65,21 @@ void add_import_passes(passes::PassManager& pm) {
 
 std::unique_ptr<ir::Graph> import_and_optimize(const std::string& model_path, CompileOptions options) {
   std::unique_ptr<ir::Graph> graph = import_model(model_path, options);
-  optimize(*graph, options.pipeline);
+  optimize(*graph, options);
   return graph;
 }
 
 std::unique_ptr<ir::Graph> import_and_optimize_bytes(const std::string& model_bytes, const std::string& what,
                                                      CompileOptions options) {
   std::unique_ptr<ir::Graph> graph = import_model_bytes(model_bytes, what, options);
-  optimize(*graph, options.pipeline);
+  optimize(*graph, options);
   return graph;
 }
 
 Compiled compile_model(const std::string& model_path, CompileOptions options) {
   Compiled c;
   c.graph = import_model(model_path, options);
-  c.stopped = !optimize(*c.graph, options.pipeline);
+  c.stopped = !optimize(*c.graph, options, &c.passes);
   if (!c.stopped) c.plan = codegen::lower_to_plan(*c.graph, {options.device, options.aliases});
   if (!c.stopped) finish_device_plan(c.plan, options.arch);
   return c;

@@ -26,6 +26,8 @@ struct Compiled {
   plan::Plan plan;
   /// --stop-after ended the passes: `graph` is the IR after that pass and `plan` is empty.
   bool stopped = false;
+  /// What each pass of the pipeline did (`dlc inspect --stats` reports the schedule's figures).
+  std::vector<passes::PassRecord> passes;
 };
 
 /// Imports a model without running any pass (the constant evaluator folds constant subgraphs
@@ -35,7 +37,8 @@ std::unique_ptr<ir::Graph> import_model(const std::string& model_path, const Com
 std::unique_ptr<ir::Graph> import_model_bytes(const std::string& model_bytes, const std::string& what,
                                               const CompileOptions& options);
 /// Appends the passes every pipeline runs on an imported graph: expand-gradients, canonicalize,
-/// dce. The inference pipeline is these and fusion; the training pipeline continues after them.
+/// dce. The inference pipeline is these, fusion and schedule; the training pipeline continues
+/// after them.
 void add_import_passes(passes::PassManager& pm);
 
 /// Imports `model_path` and runs the inference pipeline; throws dlc::Error. (A --stop-after in

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include "codegen/lower.h"
+#include "codegen/plan_memory_model.h"
 #include "frontend/onnx_export.h"
 
 #include "passes/autodiff.h"
@@ -10,6 +11,7 @@
 #include "passes/fusion.h"
 #include "passes/mixed_precision.h"
 #include "passes/pass_manager.h"
+#include "passes/schedule_memory.h"
 #include "passes/training_mode.h"
 #include "tools/driver/cuda_plan.h"
 
@@ -18,8 +20,9 @@ namespace dlc::driver {
 namespace {
 
 // Runs the import passes and the training passes as one pipeline, so the pipeline flags see
-// every pass; false when --stop-after ended it.
-bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
+// every pass; false when --stop-after ended it. What the passes did goes to `records` if given.
+bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options,
+                         std::vector<passes::PassRecord>* records = nullptr) {
   passes::PassManager pm(options.compile.pipeline, std::cerr);
   add_import_passes(pm);
   pm.add(std::make_unique<passes::TrainingMode>());
@@ -31,7 +34,11 @@ bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options) {
   pm.add(std::make_unique<passes::Optimizer>(options.optimizer), /*required=*/true);
   pm.add(std::make_unique<passes::Fusion>());
   pm.add(std::make_unique<passes::DeadCodeElimination>());
-  return pm.run(g);
+  const codegen::PlanMemoryModel memory({options.compile.device, options.compile.aliases});
+  pm.add(std::make_unique<passes::ScheduleMemory>(memory));
+  const bool finished = pm.run(g);
+  if (records) *records = pm.records();
+  return finished;
 }
 
 // The leading dimension of the first data input (the rows of one micro-batch).
@@ -59,7 +66,7 @@ Compiled compile_training(const std::string& model_path, TrainCompileOptions opt
   std::string model = frontend::read_standalone_onnx(model_path);
   Compiled c;
   c.graph = import_model_bytes(model, model_path, options.compile);
-  c.stopped = !run_training_passes(*c.graph, options);
+  c.stopped = !run_training_passes(*c.graph, options, &c.passes);
   if (c.stopped) return c;
   c.plan = codegen::lower_to_plan(*c.graph, {options.compile.device, options.compile.aliases});
   finish_device_plan(c.plan, options.compile.arch);

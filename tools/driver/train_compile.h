@@ -1,5 +1,5 @@
 // The training compile pipeline: ONNX forward graph -> the import passes -> training mode ->
-// loss -> (mixed precision) -> autodiff -> optimizer -> fusion -> DCE -> plan, all one
+// loss -> (mixed precision) -> autodiff -> optimizer -> fusion -> DCE -> schedule -> plan, all one
 // PassManager pipeline. The plan's inputs are the model's inputs, the label, and the runtime
 // scalars "lr", "step" (and "apply" with gradient accumulation); plan.training() carries what the
 // trainer and `dlc export` need (the model, batch, micro-steps, label).
