@@ -3,14 +3,16 @@
 
 #include <vector>
 
+#include "dlc/multi_tensor_update.h"
+
 namespace dlc::codegen {
 
 namespace {
 
 // Kernels whose paired result and operand are read and written element by element, same index
-// (runtime/cpu/kernels/train.cc, norm.cc, elementwise.cc's map_binary).
-int in_place_input(const ir::Node& n, int output) {
-  switch (n.op) {
+// (runtime/cpu/kernels/optimizer_update.cc, norm.cc, elementwise.cc's map_binary).
+int in_place_input(ir::OpKind op, const Attrs& attrs, int output) {
+  switch (op) {
     case ir::OpKind::SgdUpdate:  // p, grad, velocity, lr -> p', velocity'
       return output == 0 ? 0 : output == 1 ? 2 : -1;
     case ir::OpKind::AdamUpdate:  // p, grad, m, v, lr, step -> p', m', v'
@@ -18,7 +20,15 @@ int in_place_input(const ir::Node& n, int output) {
     case ir::OpKind::RmspropUpdate:  // p, grad, square_avg, lr, grad_avg, buf -> p', sq', ga', buf'
       return output == 0 ? 0 : output == 1 ? 2 : output == 2 ? 4 : output == 3 ? 5 : -1;
     case ir::OpKind::BatchNormalization:  // x, scale, bias, mean, var -> y, mean', var'
-      return n.attrs.i("training_mode", 0) != 0 && (output == 1 || output == 2) ? output + 2 : -1;
+      return attrs.i("training_mode", 0) != 0 && (output == 1 || output == 2) ? output + 2 : -1;
+    case ir::OpKind::MultiTensorUpdate: {  // each tensor's pairs of its single update
+      const std::string update = attrs.s("update", "");
+      const MultiTensorLayout* layout = find_multi_tensor_layout(update);
+      const std::optional<ir::OpKind> single = ir::parse_op(update);
+      if (!layout || !single) return -1;
+      const int input = in_place_input(*single, attrs, output % layout->outputs);
+      return input < 0 ? -1 : layout->merged_input(output / layout->outputs, input);
+    }
     default:
       return -1;
   }
@@ -42,7 +52,7 @@ bool may_write_in_place(const ir::Node& n, int output, int input) {
   const ir::Value* in = n.inputs.at(size_t(input));
   if (!out || !in || out->type != in->type) return false;
   if (is_binary_arithmetic(n.op)) return output == 0 && input <= 1;
-  return in_place_input(n, output) == input;
+  return in_place_input(n.op, n.attrs, output) == input;
 }
 
 BufferAliases plan_buffer_aliases(const ir::Graph& g, const AliasOptions& options) {

@@ -26,7 +26,9 @@ int64_t node_flops(const ir::Node& n) {
       const Shape& a = n.inputs[0]->type.shape;
       const bool ta = n.attrs.i("transpose_a", 0) != 0;
       const int64_t k = a.size() < 2 ? a.back() : (ta ? a[a.size() - 2] : a.back());
-      return 2 * elements(n.outputs[0]) * k;
+      // A fused epilogue counts as the Mul and Add it stands for.
+      const int64_t epilogue = (n.attrs.f("alpha", 1.0) != 1.0) + (n.inputs.size() > 2 && n.inputs[2]);
+      return (2 * k + epilogue) * elements(n.outputs[0]);
     }
     case ir::OpKind::Conv:
       return conv_flops(n.outputs[0], n.inputs[1]);
@@ -40,8 +42,10 @@ int64_t node_flops(const ir::Node& n) {
       return 2 * elements(n.inputs[0]) * per_output;
     }
     // One per element and arithmetic instruction of the program (loads, constants and the
-    // roundings of 16-bit intermediates are free, as in the unfused ops they stand for).
-    case ir::OpKind::FusedElementwise: {
+    // roundings of 16-bit intermediates are free, as in the unfused ops they stand for); a
+    // FusedReduce adds one per result element, as the unfused reduction counts.
+    case ir::OpKind::FusedElementwise:
+    case ir::OpKind::FusedReduce: {
       std::vector<ExprInput> inputs;
       for (const ir::Value* v : n.inputs) inputs.push_back({v->name, v->type.dtype, v->type.shape});
       std::vector<std::string> names;
@@ -50,7 +54,7 @@ int64_t node_flops(const ir::Node& n) {
       int64_t ops = 0;
       for (const ExprInstr& i : p.instrs)
         ops += i.op != ExprOp::Input && i.op != ExprOp::Constant && i.op != ExprOp::Cast;
-      return ops * num_elements(p.dims);
+      return ops * num_elements(p.dims) + (n.op == ir::OpKind::FusedReduce ? elements(n.outputs[0]) : 0);
     }
     default: {
       int64_t total = 0;

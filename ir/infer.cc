@@ -1,5 +1,8 @@
-// The shared parts of shape inference: the context, broadcasting, axis normalization.
+// The shared parts of shape inference: the context, broadcasting, axis normalization, reduced
+// shapes.
 #include "ir/infer.h"
+
+#include <algorithm>
 
 namespace dlc::ir {
 
@@ -29,6 +32,15 @@ int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
     ctx.fail("axis {} is out of range for rank {}", axis, rank);
   return axis < 0 ? axis + rank : axis;
+}
+
+Shape reduced_shape(const Shape& dims, const std::vector<int64_t>& axes, bool keepdims) {
+  Shape out;
+  for (int64_t d = 0; d < int64_t(dims.size()); ++d) {
+    const bool reduced = axes.empty() || std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (!reduced || keepdims) out.push_back(reduced ? 1 : dims[size_t(d)]);
+  }
+  return out;
 }
 
 std::vector<TensorType> infer_types(const Node& node, int num_outputs) {

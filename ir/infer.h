@@ -33,6 +33,9 @@ struct InferContext {
 Shape broadcast_shapes(const InferContext& ctx, const Shape& a, const Shape& b);
 /// Normalizes a possibly negative axis against rank; fails if out of range.
 int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank);
+/// The result dims of reducing `dims` over `axes` (sorted; empty = all): reduced dims kept as 1
+/// with keepdims, else dropped.
+Shape reduced_shape(const Shape& dims, const std::vector<int64_t>& axes, bool keepdims);
 
 #define DLC_OP(name, min_in, max_in, min_out, max_out) void infer_##name(InferContext& ctx);
 #include "ir/ops.def"

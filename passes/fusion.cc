@@ -8,6 +8,10 @@
 #include <set>
 
 #include "dlc/expr_program.h"
+#include "passes/matmul_fusion.h"
+#include "passes/optimizer_fusion.h"
+#include "passes/reduce_fusion.h"
+#include "passes/value_takeover.h"
 
 namespace dlc::passes {
 
@@ -80,7 +84,9 @@ class Fuser {
   std::pair<int64_t, int64_t> rewrite() {
     int64_t groups = 0, nodes = 0;
     for (const Group& gr : groups_) {
-      if (gr.nodes.size() < 2 || !fuse(gr)) continue;
+      // A lone op is left alone unless the reduction of its result then absorbs it.
+      const bool lone_into_reduction = gr.nodes.size() == 1 && fusable_reduction(g_, gr.nodes[0]->outputs[0]);
+      if ((gr.nodes.size() < 2 && !lone_into_reduction) || !fuse(gr)) continue;
       ++groups;
       nodes += int64_t(gr.nodes.size());
     }
@@ -164,18 +170,7 @@ class Fuser {
     g_.clear_insertion_point();
     // The fused node takes over the emitted values (names, roles and every reference to them
     // stay); the old nodes get the placeholders and go.
-    for (size_t i = 0; i < emitted.size(); ++i) {
-      ir::Value* old = emitted[i];
-      ir::Value* temp = fused->outputs[i];
-      ir::Node* producer = old->producer;
-      const int slot = old->producer_output;
-      producer->outputs[size_t(slot)] = temp;
-      temp->producer = producer;
-      temp->producer_output = slot;
-      fused->outputs[i] = old;
-      old->producer = fused;
-      old->producer_output = int(i);
-    }
+    take_over_values(fused, emitted);
     for (auto it = gr.nodes.rbegin(); it != gr.nodes.rend(); ++it) g_.remove_node(*it);
     return true;
   }
@@ -192,11 +187,22 @@ class Fuser {
 }  // namespace
 
 bool Fusion::run(ir::Graph& g) {
+  const MatmulFusionCounts gemm = fuse_matmuls(g);  // before grouping: epilogues leave the chains
   Fuser fuser(g);
   fuser.group();
   const auto [groups, nodes] = fuser.rewrite();
-  stats_ = {{"groups", groups}, {"nodes_fused", nodes}};
-  return groups > 0;
+  const int64_t reductions = fuse_reductions(g);
+  const int64_t updates_merged = fuse_optimizer_updates(g);
+  stats_ = {{"groups", groups},
+            {"nodes_fused", nodes},
+            {"reductions_fused", reductions},
+            {"optimizer_updates_merged", updates_merged}};
+  stats_["matmul_operand_transposes"] = gemm.operand_transposes;
+  stats_["matmul_result_transposes"] = gemm.result_transposes;
+  stats_["matmul_scales"] = gemm.scales;
+  stats_["matmul_biases"] = gemm.biases;
+  stats_["dead_nodes_removed"] = gemm.dead_nodes;
+  return groups > 0 || reductions > 0 || updates_merged > 0 || gemm.total() > 0 || gemm.dead_nodes > 0;
 }
 
 }  // namespace dlc::passes

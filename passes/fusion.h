@@ -1,4 +1,6 @@
-// Elementwise fusion: chains of elementwise ops (forward and backward: Add, Mul, Relu, ReluGrad,
+// First, GEMM fusion folds Transposes and bias / scale epilogues into MatMul (matmul_fusion.h;
+// stats matmul_*). Then elementwise fusion:
+// chains of elementwise ops (forward and backward: Add, Mul, Relu, ReluGrad,
 // Sigmoid, Where, Cast, … — the ops of DLC_EXPR_OPS) become one FusedElementwise node whose
 // `program` attribute is the chain as an expression program (dlc/expr_program.h), so the CPU
 // runtime runs them as one pass over the elements.
@@ -13,7 +15,14 @@
 //     group's last node, where the fused node is placed (so the schedule stays valid);
 //   - a 16-bit intermediate is rounded to its dtype inside the program, exactly as the unfused
 //     kernels store it, so a fused graph computes the bits of the unfused one.
-// Groups of one node are left alone.
+// Groups of one node are left alone, unless a reduction then absorbs them.
+//
+// Then a ReduceSum / ReduceMean of a fused program's f32 result joins the program as one
+// FusedReduce node, which also stores the program's results used elsewhere (reduce_fusion.h;
+// stat reductions_fused).
+//
+// The pass also merges the optimizer's per-parameter updates into MultiTensorUpdate nodes
+// (optimizer_fusion.h; stat optimizer_updates_merged).
 #pragma once
 
 #include "passes/pass.h"

@@ -19,21 +19,21 @@ namespace {
 std::string op_helper(ExprOp op) {
   switch (op) {
     case ExprOp::Max:
-      return "__device__ __forceinline__ float dlc_max(float a, float b) { return a != a ? a : (a < b ? b : "
-             "a); }\n";
+      return "__device__ __forceinline__ float dlc_max(float a, float b) { return b != b || a < b ? b : a; "
+             "}\n";
     case ExprOp::Min:
-      return "__device__ __forceinline__ float dlc_min(float a, float b) { return a != a ? a : (b < a ? b : "
-             "a); }\n";
+      return "__device__ __forceinline__ float dlc_min(float a, float b) { return b != b || b < a ? b : a; "
+             "}\n";
     case ExprOp::Relu:
-      return "__device__ __forceinline__ float dlc_relu(float x) { return x > 0.0f ? x : 0.0f; }\n";
+      return "__device__ __forceinline__ float dlc_relu(float x) { return x < 0.0f ? 0.0f : x; }\n";
     case ExprOp::Sigmoid:
       return "__device__ __forceinline__ float dlc_sigmoid(float x) {\n"
              "  return x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));\n"
              "}\n";
     case ExprOp::Clip:
       return "__device__ __forceinline__ float dlc_clip(float x, float lo, float hi) {\n"
-             "  x = x < lo ? lo : x;\n"
-             "  return x > hi ? hi : x;\n"
+             "  x = lo != lo || x < lo ? lo : x;\n"
+             "  return hi != hi || hi < x ? hi : x;\n"
              "}\n";
     case ExprOp::ReluGrad:
       return "__device__ __forceinline__ float dlc_relu_grad(float dy, float y) { return y > 0.0f ? dy : "
@@ -97,6 +97,18 @@ std::string instr_expr(const ExprInstr& i) {
       return fmt::format("dlc_clip({}, {}, {})", a(0), a(1), a(2));
     case ExprOp::ReluGrad:
       return fmt::format("dlc_relu_grad({}, {})", a(0), a(1));
+    case ExprOp::Reciprocal:
+      return "1.0f / " + a(0);
+    case ExprOp::Equal:
+      return fmt::format("{} == {} ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::Greater:
+      return fmt::format("{} > {} ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::GreaterOrEqual:
+      return fmt::format("{} >= {} ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::Less:
+      return fmt::format("{} < {} ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::LessOrEqual:
+      return fmt::format("{} <= {} ? 1.0f : 0.0f", a(0), a(1));
   }
   throw Error("expression program: unknown op");
 }
@@ -157,6 +169,64 @@ Plan plan_layout(const ExprProgram& p) {
   return plan;
 }
 
+// The element types the program's code touches (for the prelude).
+std::vector<DType> program_types(const ExprProgram& program) {
+  std::vector<DType> types = {DType::F32};
+  for (const ExprInput& in : program.inputs) types.push_back(in.dtype);
+  for (const ExprOutput& out : program.outputs) types.push_back(out.dtype);
+  for (const ExprInstr& i : program.instrs)
+    if (i.op == ExprOp::Cast) types.push_back(i.to);
+  return types;
+}
+
+// The helpers of the ops the program uses, once each.
+std::string used_op_helpers(const ExprProgram& program) {
+  std::string helpers;
+  std::vector<ExprOp> seen;
+  for (const ExprInstr& i : program.instrs)
+    if (std::find(seen.begin(), seen.end(), i.op) == seen.end()) {
+      seen.push_back(i.op);
+      helpers += op_helper(i.op);
+    }
+  return helpers;
+}
+
+// dlc_compute (the program on one element) and the offsets of the strided operands (after Index).
+std::string compute_source(const ExprProgram& program, const BroadcastLayout& layout) {
+  const size_t ni = program.inputs.size(), no = program.outputs.size();
+  std::vector<std::string> compute_params;
+  for (size_t k = 0; k < ni; ++k) compute_params.push_back(fmt::format("float in{}", k));
+  for (size_t k = 0; k < no; ++k) compute_params.push_back(fmt::format("float& out{}", k));
+  std::string src = fmt::format(
+      "\n// The program on one element (f32).\n__device__ __forceinline__ void dlc_compute({}) {{\n",
+      fmt::join(compute_params, ", "));
+  for (size_t k = 0; k < program.instrs.size(); ++k)
+    src += fmt::format("  const float v{} = {};\n", k, instr_expr(program.instrs[k]));
+  for (size_t k = 0; k < no; ++k) src += fmt::format("  out{} = v{};\n", k, program.outputs[k].value);
+  src += "}\n";
+
+  // Offsets of the strided operands.
+  for (size_t k = 0; k < ni; ++k)
+    if (layout.access[k] == Access::Strided)
+      src += fmt::format(
+          "// Offset in input {} ({}, {}) of output element i.\n"
+          "__device__ __forceinline__ Index dlc_offset{}(Index i) {{ return {}; }}\n",
+          k, program.inputs[k].name, shape_str(program.inputs[k].dims), k,
+          offset_expr(layout.dims, layout.strides[k]));
+  return src;
+}
+
+// Where input k is read for output element i.
+std::string input_at(const BroadcastLayout& layout, size_t k) {
+  return layout.access[k] == Access::Full     ? "i"
+         : layout.access[k] == Access::Scalar ? "0"
+                                              : fmt::format("dlc_offset{}(i)", k);
+}
+
+std::string input_param(const ExprProgram& program, size_t k) {
+  return fmt::format("const {}* __restrict__ in{}", cuda_type(program.inputs[k].dtype), k);
+}
+
 constexpr const char* kKernel = R"(
 // Output element i of the [${DIMS}] result, 4 at a time where every pointer is aligned.
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
@@ -186,12 +256,6 @@ KernelSource emit_elementwise(const ExprProgram& program) {
   const size_t ni = program.inputs.size(), no = program.outputs.size();
   const std::string name = "dlc_elementwise_" + hex64(fnv1a64(program.str())).substr(0, 12);
 
-  std::vector<DType> types = {DType::F32};
-  for (const ExprInput& in : program.inputs) types.push_back(in.dtype);
-  for (const ExprOutput& out : program.outputs) types.push_back(out.dtype);
-  for (const ExprInstr& i : program.instrs)
-    if (i.op == ExprOp::Cast) types.push_back(i.to);
-
   std::string src = fmt::format("// dlc fused elementwise kernel {}: {} elements.\n", name, numel);
   std::string listing = program.str();
   for (size_t pos = 0; pos < listing.size();) {
@@ -199,16 +263,10 @@ KernelSource emit_elementwise(const ExprProgram& program) {
     src += "//   " + listing.substr(pos, end - pos) + "\n";
     pos = end + 1;
   }
-  src += device_prelude({types, plan.vector, false});
+  src += device_prelude({program_types(program), plan.vector, false});
 
   // Helpers of the ops used (once each), then the constants.
-  std::string helpers;
-  std::vector<ExprOp> seen;
-  for (const ExprInstr& i : program.instrs)
-    if (std::find(seen.begin(), seen.end(), i.op) == seen.end()) {
-      seen.push_back(i.op);
-      helpers += op_helper(i.op);
-    }
+  std::string helpers = used_op_helpers(program);
   if (plan.vector &&
       std::find(plan.vec_reads.begin(), plan.vec_reads.end(), VecRead::Splat) != plan.vec_reads.end())
     helpers +=
@@ -219,35 +277,14 @@ KernelSource emit_elementwise(const ExprProgram& program) {
   if (plan.vector)
     src += fmt::format("constexpr Index kVecEnd = {};  // kNumel rounded down to 4\n", numel / 4 * 4);
 
-  // The program on one element.
-  std::vector<std::string> compute_params;
-  for (size_t k = 0; k < ni; ++k) compute_params.push_back(fmt::format("float in{}", k));
-  for (size_t k = 0; k < no; ++k) compute_params.push_back(fmt::format("float& out{}", k));
-  src += fmt::format(
-      "\n// The program on one element (f32).\n__device__ __forceinline__ void dlc_compute({}) {{\n",
-      fmt::join(compute_params, ", "));
-  for (size_t k = 0; k < program.instrs.size(); ++k)
-    src += fmt::format("  const float v{} = {};\n", k, instr_expr(program.instrs[k]));
-  for (size_t k = 0; k < no; ++k) src += fmt::format("  out{} = v{};\n", k, program.outputs[k].value);
-  src += "}\n";
-
-  // Offsets of the strided operands.
-  for (size_t k = 0; k < ni; ++k)
-    if (layout.access[k] == Access::Strided)
-      src += fmt::format(
-          "// Offset in input {} ({}, {}) of output element i.\n"
-          "__device__ __forceinline__ Index dlc_offset{}(Index i) {{ return {}; }}\n",
-          k, program.inputs[k].name, shape_str(program.inputs[k].dims), k,
-          offset_expr(layout.dims, layout.strides[k]));
+  src += compute_source(program, layout);
 
   // Parameters and the per-element loads.
   std::vector<std::string> params, scalar_args, aligned;
   std::string vec_loads;
   for (size_t k = 0; k < ni; ++k) {
-    params.push_back(fmt::format("const {}* __restrict__ in{}", cuda_type(program.inputs[k].dtype), k));
-    const std::string at = layout.access[k] == Access::Full     ? "i"
-                           : layout.access[k] == Access::Scalar ? "0"
-                                                                : fmt::format("dlc_offset{}(i)", k);
+    params.push_back(input_param(program, k));
+    const std::string at = input_at(layout, k);
     scalar_args.push_back(fmt::format("dlc_to_float(in{}[{}])", k, at));
     if (plan.vector && plan.vec_reads[k] == VecRead::Load4) {
       vec_loads += fmt::format("      dlc_load4(in{} + {}, a{});\n", k, at, k);
@@ -303,6 +340,47 @@ KernelSource emit_elementwise(const ExprProgram& program) {
   e.launch.block[0] = 256;
   ks.entries.push_back(std::move(e));
   return ks;
+}
+
+ProgramSource program_source(const ExprProgram& program) {
+  program.validate();
+  std::vector<Shape> shapes;
+  for (const ExprInput& in : program.inputs) shapes.push_back(in.dims);
+  const BroadcastLayout layout = broadcast_layout(program.dims, shapes);
+  ProgramSource ps;
+  ps.types = program_types(program);
+  ps.hash = hex64(fnv1a64(program.str())).substr(0, 12);
+  std::vector<std::string> compute_args;
+  for (size_t k = 0; k < program.inputs.size(); ++k) {
+    ps.params.push_back(input_param(program, k));
+    ps.args.push_back(fmt::format("in{}", k));
+    ps.names.push_back(program.inputs[k].name);
+    compute_args.push_back(fmt::format("dlc_to_float(in{}[{}])", k, input_at(layout, k)));
+  }
+  std::string stores;
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    compute_args.push_back(fmt::format("r{}", k));
+    if (k == 0) continue;
+    const std::string t(cuda_type(program.outputs[k].dtype));
+    ps.params.push_back(fmt::format("{}* __restrict__ out{}", t, k));
+    ps.args.push_back(fmt::format("out{}", k));
+    ps.names.push_back(program.outputs[k].name);
+    stores += fmt::format("  out{}[i] = dlc_from_float<{}>(r{});\n", k, t, k);
+  }
+  std::vector<std::string> results;
+  for (size_t k = 0; k < program.outputs.size(); ++k) results.push_back(fmt::format("r{}", k));
+  const std::string helpers = used_op_helpers(program);
+  ps.code = (helpers.empty() ? "" : "\n" + helpers) + compute_source(program, layout) +
+            fmt::format(
+                "// Output 0 of the program at element i (f32); outputs 1, … stored there.\n"
+                "__device__ __forceinline__ float dlc_value({}, Index i) {{\n"
+                "  float {};\n"
+                "  dlc_compute({});\n"
+                "{}"
+                "  return r0;\n"
+                "}}\n",
+                fmt::join(ps.params, ", "), fmt::join(results, ", "), fmt::join(compute_args, ", "), stores);
+  return ps;
 }
 
 }  // namespace dlc::codegen::cuda

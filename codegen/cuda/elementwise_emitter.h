@@ -14,4 +14,18 @@ namespace dlc::codegen::cuda {
 
 KernelSource emit_elementwise(const ExprProgram& program);
 
+/// A program as device code for kernels that consume its output 0 where they read it (the fused
+/// reduction, reduce_emitter.h). `code` defines the op helpers, dlc_compute, and
+/// `float dlc_value(<params>, Index i)`: output 0 at element i of the program's dims, with
+/// outputs 1, … stored at i; it goes after the prelude (of `types`) and the definition of Index.
+struct ProgramSource {
+  std::string code;
+  std::vector<DType> types;
+  std::vector<std::string> params;  // "const float* __restrict__ in0", …, "float* __restrict__ out1", …
+  std::vector<std::string> args;    // "in0", …, "out1", …
+  std::vector<std::string> names;   // the inputs' and outputs 1, …'s names (kernel entry parameters)
+  std::string hash;                 // of the program, for kernel names
+};
+ProgramSource program_source(const ExprProgram& program);
+
 }  // namespace dlc::codegen::cuda

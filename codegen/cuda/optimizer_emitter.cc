@@ -1,4 +1,4 @@
-// Multi-tensor SGD and Adam/AdamW update kernels (optimizer_emitter.h).
+// Multi-tensor SGD, Adam/AdamW and RMSprop update kernels (optimizer_emitter.h).
 #include "codegen/cuda/optimizer_emitter.h"
 
 #include <fmt/format.h>
@@ -68,6 +68,45 @@ __device__ __forceinline__ void dlc_update(const DlcScalars& s, float& p, float 
   m = kBeta1 * m + (1.0f - kBeta1) * g;
   v = kBeta2 * v + (1.0f - kBeta2) * g * g;
   p = p - s.step_size * m / (sqrtf(v) / s.bias_correction2_sqrt + kEps);
+}
+)";
+
+constexpr const char* kRmsprop = R"(
+// torch.optim.RMSprop: g += weight_decay * p; square_avg = alpha * square_avg + (1 - alpha) * g^2;
+// centered: grad_avg = lerp(grad_avg, g, 1 - alpha), avg = sqrt(square_avg - grad_avg^2) + eps,
+// else avg = sqrt(square_avg) + eps; with momentum buf = momentum * buf + g / avg, p -= lr * buf,
+// else p -= lr * g / avg.
+constexpr float kAlpha = ${ALPHA};
+constexpr float kEps = ${EPS};
+constexpr float kWeightDecay = ${WEIGHT_DECAY};
+constexpr float kMomentum = ${MOMENTUM};
+constexpr bool kCentered = ${CENTERED};
+constexpr bool kUsesState0 = true;                               // square_avg
+constexpr bool kUsesState1 = kCentered || kMomentum != 0.0f;  // grad_avg or momentum_buffer
+
+struct DlcScalars {
+  float lr;
+};
+__device__ __forceinline__ DlcScalars dlc_scalars(const float* lr, const float*) { return {*lr}; }
+
+__device__ __forceinline__ void dlc_update(const DlcScalars& s, float& p, float g, float& square_avg,
+                                           float& extra) {
+  if (kWeightDecay != 0.0f) g += kWeightDecay * p;
+  constexpr float kWeight = 1.0f - kAlpha;
+  square_avg = kAlpha * square_avg + kWeight * g * g;
+  float avg;
+  if (kCentered) {  // torch.lerp: start + weight * (end - start) for weight < 0.5
+    extra = kWeight < 0.5f ? extra + kWeight * (g - extra) : g - (g - extra) * (1.0f - kWeight);
+    avg = sqrtf(square_avg - extra * extra) + kEps;
+  } else {
+    avg = sqrtf(square_avg) + kEps;
+  }
+  if (kUsesState1 && !kCentered) {
+    extra = kMomentum * extra + g / avg;
+    p = p - s.lr * extra;
+  } else {
+    p = p - s.lr * (g / avg);
+  }
 }
 )";
 
@@ -187,6 +226,22 @@ KernelSource emit_adam_update(const AdamSpec& spec) {
                               double_literal(spec.beta1), double_literal(spec.beta2),
                               double_literal(spec.eps), double_literal(spec.weight_decay)),
                   update);
+}
+
+KernelSource emit_rmsprop_update(const RmspropSpec& spec) {
+  if (spec.centered && spec.momentum != 0)
+    throw Error("CUDA RMSprop: centered with momentum needs three state tensors; the table holds two");
+  const std::string update = fill(kRmsprop, {{"ALPHA", float_literal(spec.alpha)},
+                                             {"EPS", float_literal(spec.eps)},
+                                             {"WEIGHT_DECAY", float_literal(spec.weight_decay)},
+                                             {"MOMENTUM", float_literal(spec.momentum)},
+                                             {"CENTERED", spec.centered ? "true" : "false"}});
+  return assemble(
+      "rmsprop_update", spec.dtype,
+      fmt::format("RMSprop alpha {} eps {} weight decay {} momentum {}{}", double_literal(spec.alpha),
+                  double_literal(spec.eps), double_literal(spec.weight_decay), double_literal(spec.momentum),
+                  spec.centered ? " centered" : ""),
+      update);
 }
 
 }  // namespace dlc::codegen::cuda

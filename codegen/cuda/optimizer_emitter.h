@@ -1,12 +1,14 @@
 // Multi-tensor optimizer updates: one launch updates every parameter of a table (multi_tensor.h)
 // in place, with torch.optim's formulas as the CPU kernels implement them (SgdUpdate,
-// AdamUpdate). Parameters and gradients are stored as f32, f16 or bf16; optimizer state (velocity,
-// moments) is always f32. Hyperparameters are compile-time constants; the learning rate and the
+// AdamUpdate, RmspropUpdate). Parameters and gradients are stored as f32, f16 or bf16; optimizer state
+// (velocity, moments) is always f32. Hyperparameters are compile-time constants; the learning rate and the
 // step count are read from device memory, so a schedule needs no recompilation.
 //
 // Entry: (table, num_tensors, num_chunks, lr, step)
 //   table        device array of MultiTensorEntry; ptr = {param, grad, velocity, -} for SGD
-//                (velocity may be null without momentum), {param, grad, m, v} for Adam
+//                (velocity may be null without momentum), {param, grad, m, v} for Adam,
+//                {param, grad, square_avg, grad_avg} for centered RMSprop, {param, grad,
+//                square_avg, momentum_buffer} otherwise (the last null without momentum)
 //   num_tensors  int, by value;  num_chunks  long long, by value (assign_chunks)
 //   lr, step     const float* (one element each; step counts from 1; unused by SGD)
 // Launch grid: min(num_chunks, 2^20) blocks (multi_tensor_grid), set at launch: the entry's
@@ -32,8 +34,17 @@ struct AdamSpec {
   bool decoupled = false;  // AdamW
 };
 
+struct RmspropSpec {
+  DType dtype = DType::F32;
+  double alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0;
+  bool centered = false;
+};
+
 KernelSource emit_sgd_update(const SgdSpec& spec);
 KernelSource emit_adam_update(const AdamSpec& spec);
+/// Throws dlc::Error for centered RMSprop with momentum (three state tensors; a table entry
+/// holds two).
+KernelSource emit_rmsprop_update(const RmspropSpec& spec);
 
 /// Blocks of a multi-tensor launch over `num_chunks` chunks.
 int64_t multi_tensor_grid(int64_t num_chunks);

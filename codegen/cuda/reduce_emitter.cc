@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cuda/device_prelude.h"
+#include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/emit_util.h"
 #include "codegen/cuda/row_mapping.h"
 #include "dlc/error.h"
@@ -26,7 +27,7 @@ OpText op_text(ReduceOp op) {
     case ReduceOp::Mean:
       return {"mean", "0.0f", "acc + v", "dlc_row_sum"};
     case ReduceOp::Max:
-      return {"max", "-dlc_inf()", "fmaxf(acc, v)", "dlc_row_max"};
+      return {"max", "-dlc_inf()", "dlc_nan_max(acc, v)", "dlc_row_max"};  // NaN propagates
   }
   return {};
 }
@@ -46,28 +47,30 @@ __device__ __forceinline__ float dlc_finish(float acc) { return ${FINISH}; }
 
 constexpr const char* kRowKernel = R"(
 using T = ${T};
-constexpr bool kVec = ${VEC};  // rows are a multiple of 4 elements long
-
+${X_SOURCE}
 extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
-    const T* __restrict__ x, T* __restrict__ y) {
+    ${X_PARAMS}, T* __restrict__ y) {
   __shared__ float scratch[32];
-  const bool vec = kVec && dlc_aligned4(x);
+  const bool vec = ${VEC};
   for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
-    const T* xr = x + dlc_row_base(row);
+    const Index xr = dlc_row_base(row);
     float acc = ${IDENTITY};
     if (vec) {
-      for (Index c = Index(dlc_row_lane()) * 4; c < kExtent; c += kRowThreads * 4) {
-        float v[4];
-        dlc_load4(xr + c, v);
-        acc = dlc_combine(dlc_combine(acc, v[0]), dlc_combine(v[1], dlc_combine(v[2], v[3])));
-      }
-    } else {
-      for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) acc = dlc_combine(acc, dlc_to_float(xr[c]));
+${VEC_LOOP}    } else {
+      for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) acc = dlc_combine(acc, ${ROW_LOAD});
     }
     acc = ${ROW_REDUCE}(acc, scratch);
     if (dlc_row_lane() == 0) y[row] = dlc_from_float<T>(dlc_finish(acc));
   }
 }
+)";
+
+constexpr const char* kRowVectorLoop =
+    R"(      for (Index c = Index(dlc_row_lane()) * 4; c < kExtent; c += kRowThreads * 4) {
+        float v[4];
+        dlc_load4(x + xr + c, v);
+        acc = dlc_combine(dlc_combine(acc, v[0]), dlc_combine(v[1], dlc_combine(v[2], v[3])));
+      }
 )";
 
 // Column reduction: blockDim (32, 8); x runs along the contiguous inner axis, y over the reduced
@@ -81,14 +84,14 @@ constexpr Index kInner = ${INNER};
 constexpr Index kSplits = ${SPLITS};
 constexpr Index kPerSplit = (kExtent + kSplits - 1) / kSplits;
 
+${X_SOURCE}
 // The reduction of x[o, e, i] over this block's split of e, in every thread with threadIdx.y == 0.
-__device__ __forceinline__ float dlc_column_reduce(const T* __restrict__ x, Index o, Index i,
-                                                   float (&partial)[8][33]) {
+__device__ __forceinline__ float dlc_column_reduce(${X_PARAMS}, Index o, Index i, float (&partial)[8][33]) {
   float acc = ${IDENTITY};
   if (i < kInner) {
     const Index begin = Index(blockIdx.z) * kPerSplit;
     const Index end = begin + kPerSplit < kExtent ? begin + kPerSplit : kExtent;
-    for (Index e = begin + threadIdx.y; e < end; e += 8) acc = dlc_combine(acc, dlc_to_float(x[(o * kExtent + e) * kInner + i]));
+    for (Index e = begin + threadIdx.y; e < end; e += 8) acc = dlc_combine(acc, ${COLUMN_LOAD});
   }
   partial[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
@@ -101,11 +104,11 @@ __device__ __forceinline__ float dlc_column_reduce(const T* __restrict__ x, Inde
 
 constexpr const char* kColumnKernel = R"(
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
-    const T* __restrict__ x, ${OUT_TYPE}* __restrict__ y) {
+    ${X_PARAMS}, ${OUT_TYPE}* __restrict__ y) {
   __shared__ float partial[8][33];
   const Index i = Index(blockIdx.x) * 32 + threadIdx.x;
   for (Index o = blockIdx.y; o < kOuter; o += gridDim.y) {
-    const float acc = dlc_column_reduce(x, o, i, partial);
+    const float acc = dlc_column_reduce(${X_ARGS}, o, i, partial);
     if (threadIdx.y == 0 && i < kInner) y[${OUT_INDEX}] = ${OUT_VALUE};
   }
 }
@@ -124,26 +127,80 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
+// How the kernels read x: a tensor, or a program's result computed where it is read.
+struct XRead {
+  std::string source;  // device code, after Index
+  std::string params, args;
+  std::vector<std::string> names;  // entry parameters
+  std::vector<DType> types;
+  std::string kind_prefix;  // of kernel kinds and names
+  std::string name_suffix;  // of kernel names: the program's hash
+  std::string load(const std::string& index) const {
+    return program ? fmt::format("dlc_value({}, {})", args, index)
+                   : fmt::format("dlc_to_float(x[{}])", index);
+  }
+  bool program = false;
+};
+
+XRead x_read(const ReduceSpec& spec) {
+  XRead r;
+  if (!spec.prologue) {
+    r.params = "const T* __restrict__ x";
+    r.args = "x";
+    r.names = {"x"};
+    r.types = {spec.dtype};
+    return r;
+  }
+  if (spec.dtype != DType::F32 || spec.prologue->outputs.empty() ||
+      spec.prologue->outputs[0].dtype != DType::F32 ||
+      num_elements(spec.prologue->dims) != spec.outer * spec.extent * spec.inner)
+    throw Error(
+        "CUDA fused reduction: expects a program with one f32 result of [outer, extent, inner] elements");
+  const ProgramSource ps = program_source(*spec.prologue);
+  r.program = true;
+  r.source = ps.code;
+  r.params = fmt::format("{}", fmt::join(ps.params, ", "));
+  r.args = fmt::format("{}", fmt::join(ps.args, ", "));
+  r.names = ps.names;
+  r.types = ps.types;
+  r.kind_prefix = "fused_";
+  r.name_suffix = "_" + ps.hash;
+  return r;
+}
+
+std::vector<std::string> with(std::vector<std::string> names, const std::string& last) {
+  names.push_back(last);
+  return names;
+}
+
 KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   const RowLayout layout{spec.outer, spec.extent, 1};
   const RowMapping m = row_mapping(layout);
+  const XRead x = x_read(spec);
   KernelSource ks;
-  ks.kind = "reduce_rows";
+  ks.kind = x.kind_prefix + "reduce_rows";
   const std::string name =
-      kernel_name(fmt::format("reduce_rows_{}", t.name), spec.dtype, dims_tag({spec.outer, spec.extent}));
+      kernel_name(fmt::format("{}reduce_rows_{}{}", x.kind_prefix, t.name, x.name_suffix), spec.dtype,
+                  dims_tag({spec.outer, spec.extent}));
   ks.name = name + ".cu";
   ks.source = fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({}).\n", t.name, name, spec.outer,
                           spec.extent, dtype_name(spec.dtype));
-  ks.source += device_prelude({{spec.dtype}, /*vector_io=*/true, /*reductions=*/true});
+  ks.source += device_prelude({x.types, /*vector_io=*/!x.program, /*reductions=*/true});
   ks.source += row_helpers(layout, m);
   ks.source += op_helpers(spec);
+  // The 4-wide path reads a tensor whose rows are a multiple of 4 long, from an aligned start.
+  const bool vec = !x.program && spec.extent % 4 == 0;
   ks.source += fill(kRowKernel, {{"T", std::string(cuda_type(spec.dtype))},
-                                 {"VEC", spec.extent % 4 == 0 ? "true" : "false"},
+                                 {"X_SOURCE", x.source},
+                                 {"X_PARAMS", x.params},
+                                 {"VEC", vec ? "dlc_aligned4(x)" : "false"},
+                                 {"VEC_LOOP", vec ? kRowVectorLoop : ""},
+                                 {"ROW_LOAD", x.load("xr + c")},
                                  {"BLOCK", fmt::format("{}", m.block)},
                                  {"NAME", name},
                                  {"IDENTITY", t.identity},
                                  {"ROW_REDUCE", t.row_reduce}});
-  KernelEntry e{name, {}, {"x", "y"}};
+  KernelEntry e{name, {}, with(x.names, "y")};
   e.launch.grid[0] = m.grid;
   e.launch.block[0] = m.block;
   ks.entries.push_back(e);
@@ -151,17 +208,19 @@ KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
 }
 
 KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
+  const XRead x = x_read(spec);
   const int64_t column_blocks = (spec.inner + 31) / 32;
   const int64_t outer_blocks = std::min<int64_t>(spec.outer, 65535);
   const int64_t splits = column_splits(spec.extent, column_blocks * outer_blocks);
-  const std::string base = kernel_name(fmt::format("reduce_cols_{}", t.name), spec.dtype,
-                                       dims_tag({spec.outer, spec.extent, spec.inner}));
+  const std::string base =
+      kernel_name(fmt::format("{}reduce_cols_{}{}", x.kind_prefix, t.name, x.name_suffix), spec.dtype,
+                  dims_tag({spec.outer, spec.extent, spec.inner}));
   KernelSource ks;
-  ks.kind = "reduce_cols";
+  ks.kind = x.kind_prefix + "reduce_cols";
   ks.name = base + ".cu";
   ks.source = fmt::format("// dlc {} kernel: {} over the middle axis of [{}, {}, {}] ({}), {} split(s).\n",
                           t.name, base, spec.outer, spec.extent, spec.inner, dtype_name(spec.dtype), splits);
-  ks.source += device_prelude({{spec.dtype}, false, false});
+  ks.source += device_prelude({x.types, false, false});
   ks.source += op_helpers(spec);
   ks.source += fill(kColumnCommon, {{"T", std::string(cuda_type(spec.dtype))},
                                     {"INDEX", std::string(index_type(spec.outer * spec.extent * spec.inner *
@@ -170,7 +229,10 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
                                     {"EXTENT", fmt::format("{}", spec.extent)},
                                     {"INNER", fmt::format("{}", spec.inner)},
                                     {"SPLITS", fmt::format("{}", splits)},
-                                    {"IDENTITY", t.identity}});
+                                    {"IDENTITY", t.identity},
+                                    {"X_SOURCE", x.source},
+                                    {"X_PARAMS", x.params},
+                                    {"COLUMN_LOAD", x.load("(o * kExtent + e) * kInner + i")}});
   KernelEntry first;
   first.launch.grid[0] = column_blocks;
   first.launch.grid[1] = outer_blocks;
@@ -179,16 +241,20 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
   first.launch.block[1] = 8;
   if (splits == 1) {
     first.name = base;
-    first.params = {"x", "y"};
+    first.params = with(x.names, "y");
     ks.source += fill(kColumnKernel, {{"NAME", base},
+                                      {"X_PARAMS", x.params},
+                                      {"X_ARGS", x.args},
                                       {"OUT_TYPE", "T"},
                                       {"OUT_INDEX", "o * kInner + i"},
                                       {"OUT_VALUE", "dlc_from_float<T>(dlc_finish(acc))"}});
     ks.entries.push_back(first);
   } else {
     first.name = base + "_partial";
-    first.params = {"x", "workspace"};
+    first.params = with(x.names, "workspace");
     ks.source += fill(kColumnKernel, {{"NAME", first.name},
+                                      {"X_PARAMS", x.params},
+                                      {"X_ARGS", x.args},
                                       {"OUT_TYPE", "float"},
                                       {"OUT_INDEX", "(Index(blockIdx.z) * kOuter + o) * kInner + i"},
                                       {"OUT_VALUE", "acc"}});

@@ -8,7 +8,9 @@
 #include <functional>
 #include <map>
 
+#include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
+#include "codegen/cuda/dropout_emitter.h"
 #include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
 #include "codegen/cuda/layer_norm_emitter.h"
@@ -18,6 +20,7 @@
 #include "codegen/cuda/softmax_emitter.h"
 #include "dlc/error.h"
 #include "dlc/expr_program.h"
+#include "dlc/multi_tensor_update.h"
 #include "runtime/plan/plan_values.h"
 
 namespace dlc::codegen::cuda {
@@ -174,6 +177,34 @@ StepBinding reduce(const StepView& s, ReduceOp op) {
   return emitted(s, [&] { return emit_reduce(spec); });
 }
 
+// The fusion pass's FusedReduce: the reduction kernel reading its program's result.
+StepBinding fused_reduce(const StepView& s) {
+  std::vector<ExprInput> inputs;
+  for (int i = 0; i < s.num_inputs(); ++i) {
+    if (!s.has_input(i)) s.fail(fmt::format("input {} is absent", i));
+    const TensorType t = s.input(i);
+    inputs.push_back({fmt::format("in{}", i), t.dtype, t.shape});
+  }
+  const std::string op = s.attrs.s("reduce", "");
+  if (op != "ReduceSum" && op != "ReduceMean")
+    s.fail(fmt::format("reduce '{}' is not ReduceSum or ReduceMean", op));
+  return emitted(s, [&] {
+    std::vector<std::string> names = {"y"};
+    for (int i = 1; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
+    const ExprProgram p = parse_expr_program(s.attrs.s("program"), inputs, names);
+    const int64_t rank = int64_t(p.dims.size());
+    const std::vector<int64_t> axes = s.attrs.ints("axes", {});
+    ReduceSpec spec;
+    spec.op = op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean;
+    spec.prologue = &p;
+    if (axes.empty())
+      split_dims(p.dims, 0, rank - 1, spec.outer, spec.extent, spec.inner);
+    else
+      split_dims(p.dims, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
+    return emit_reduce(spec);
+  });
+}
+
 StepBinding softmax(const StepView& s, bool log) {
   const TensorType x = s.input(0);
   const int64_t rank = int64_t(x.shape.size());
@@ -245,17 +276,40 @@ StepBinding embedding(const StepView& s, bool backward) {
   return emitted(s, [&] { return backward ? emit_embedding_backward(spec) : emit_embedding_gather(spec); });
 }
 
-// One-tensor multi-tensor launch: the kernel depends on the hyperparameters only (so all the
-// parameters' steps share it); the grid comes from this step's element count.
-StepBinding optimizer(const StepView& s, bool adam) {
-  const TensorType p = s.input(0);
-  const int state_inputs = adam ? 4 : 3;
-  for (int i = 2; i < state_inputs; ++i)
-    if (s.has_input(i) && s.input(i).dtype != DType::F32) s.fail("optimizer state must be f32");
+// A multi-tensor launch over the tensors of an optimizer step: one for SgdUpdate and AdamUpdate,
+// one per merged tensor for the fusion pass's MultiTensorUpdate (`layout` says where tensor k's
+// single-update operands are; the launch's table has one entry per tensor). The kernel depends on
+// the hyperparameters only (so all the optimizer's steps share it); the grid comes from the
+// table's chunks.
+StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int tensors,
+                      const std::function<int(int, int)>& input_of) {
+  const bool adam = layout.update == "AdamUpdate", rmsprop = layout.update == "RmspropUpdate";
+  if (!adam && !rmsprop && layout.update != "SgdUpdate")
+    s.fail(fmt::format("{} has no CUDA kernel", layout.update));
+  const DType dtype = s.input(input_of(0, 0)).dtype;
+  std::vector<MultiTensorEntry> entries(static_cast<size_t>(tensors));
+  for (int k = 0; k < tensors; ++k) {
+    for (int i = 2; i < layout.inputs; ++i)
+      if (!layout.is_scalar(i) && s.has_input(input_of(k, i)) && s.input(input_of(k, i)).dtype != DType::F32)
+        s.fail("optimizer state must be f32");
+    const TensorType p = s.input(input_of(k, 0));
+    if (p.dtype != dtype) s.fail("the merged parameters have different dtypes");
+    entries[size_t(k)].n = p.numel();
+  }
   StepBinding b = emitted(s, [&] {
+    if (rmsprop) {
+      RmspropSpec spec;
+      spec.dtype = dtype;
+      spec.alpha = s.attrs.f("alpha", 0.99);
+      spec.eps = s.attrs.f("eps", 1e-8);
+      spec.weight_decay = s.attrs.f("weight_decay", 0);
+      spec.momentum = s.attrs.f("momentum", 0);
+      spec.centered = s.attrs.i("centered", 0) != 0;
+      return emit_rmsprop_update(spec);
+    }
     if (adam) {
       AdamSpec spec;
-      spec.dtype = p.dtype;
+      spec.dtype = dtype;
       spec.beta1 = s.attrs.f("beta1", 0.9);
       spec.beta2 = s.attrs.f("beta2", 0.999);
       spec.eps = s.attrs.f("eps", 1e-8);
@@ -264,16 +318,85 @@ StepBinding optimizer(const StepView& s, bool adam) {
       return emit_adam_update(spec);
     }
     SgdSpec spec;
-    spec.dtype = p.dtype;
+    spec.dtype = dtype;
     spec.momentum = s.attrs.f("momentum", 0);
     spec.dampening = s.attrs.f("dampening", 0);
     spec.weight_decay = s.attrs.f("weight_decay", 0);
     spec.nesterov = s.attrs.i("nesterov", 0) != 0;
     return emit_sgd_update(spec);
   });
-  const int64_t chunks = (p.numel() + kMultiTensorChunk - 1) / kMultiTensorChunk;
+  const int64_t chunks = assign_chunks(entries);
   for (LaunchConfig& l : b.launches) l.grid[0] = multi_tensor_grid(chunks);
   return b;
+}
+
+StepBinding single_update(const StepView& s, std::string_view op) {
+  return optimizer(s, *find_multi_tensor_layout(op), 1, [](int, int i) { return i; });
+}
+
+StepBinding multi_tensor_update(const StepView& s) {
+  const MultiTensorLayout* layout = find_multi_tensor_layout(s.attrs.s("update", ""));
+  if (!layout) s.fail(fmt::format("update '{}' is no optimizer update", s.attrs.s("update", "")));
+  const int tensors = layout->tensors(s.num_inputs(), s.num_outputs());
+  if (tensors < 1) s.fail("the operands do not fit the update's layout");
+  return optimizer(s, *layout, tensors, [&](int k, int i) { return layout->merged_input(k, i); });
+}
+
+// Slice, Pad and Concat: copies of affinely mapped input elements (copy_emitter.h).
+CopySource identity_source(const TensorType& t) {
+  return {t.shape, std::vector<int64_t>(t.shape.size(), 0), std::vector<int64_t>(t.shape.size(), 1)};
+}
+
+StepBinding slice(const StepView& s) {
+  const TensorType in = s.input(0), out = s.output(0);
+  CopySpec spec{in.dtype, out.shape, {identity_source(in)}};
+  const std::vector<int64_t> starts = s.attrs.ints("starts"), axes = s.attrs.ints("axes");
+  const std::vector<int64_t> steps = s.attrs.ints("steps", std::vector<int64_t>(starts.size(), 1));
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    s.fail("starts, axes and steps differ in length");
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t axis = normalized_axis(s, axes[k], int64_t(in.shape.size()));
+    spec.sources[0].start[size_t(axis)] = starts[k];
+    spec.sources[0].step[size_t(axis)] = steps[k];
+  }
+  return emitted(s, [&] { return emit_copy(spec); });
+}
+
+StepBinding pad(const StepView& s) {
+  const TensorType in = s.input(0), out = s.output(0);
+  CopySpec spec{
+      in.dtype, out.shape, {identity_source(in)}, s.attrs.s("mode", "constant"), s.attrs.f("value", 0)};
+  const std::vector<int64_t> pads = s.attrs.ints("pads");
+  if (pads.size() != 2 * in.shape.size()) s.fail("pads must have 2 x rank entries");
+  for (size_t d = 0; d < in.shape.size(); ++d) spec.sources[0].start[d] = -pads[d];
+  return emitted(s, [&] { return emit_copy(spec); });
+}
+
+StepBinding concat(const StepView& s) {
+  const TensorType out = s.output(0);
+  const size_t axis = size_t(normalized_axis(s, s.attrs.i("axis"), int64_t(out.shape.size())));
+  CopySpec spec{out.dtype, out.shape, {}};
+  int64_t offset = 0;
+  for (int i = 0; i < s.num_inputs(); ++i) {
+    if (!s.has_input(i)) s.fail(fmt::format("input {} is absent", i));
+    CopySource src = identity_source(s.input(i));
+    src.start[axis] = -offset;
+    offset += src.dims[axis];
+    spec.sources.push_back(std::move(src));
+  }
+  return emitted(s, [&] { return emit_copy(spec); });
+}
+
+// Training-mode Dropout on the CPU kernel's Philox stream.
+StepBinding dropout(const StepView& s) {
+  DropoutSpec spec;
+  spec.dtype = s.input(0).dtype;
+  spec.numel = s.input(0).numel();
+  spec.ratio = s.attrs.f("ratio", 0.5);
+  spec.seed = uint64_t(s.attrs.i("seed", 0));
+  spec.mask = s.has_output(1);
+  if (s.has_input(1)) spec.offset_dtype = s.input(1).dtype;
+  return emitted(s, [&] { return emit_dropout(spec); });
 }
 
 // ---- library calls and host-side steps
@@ -292,6 +415,23 @@ StepBinding library(const StepView& s, std::string call) {
   return b;
 }
 
+// A cuBLASLt GEMM: the operand transposes are its operation flags and the fused epilogue
+// (alpha * product + bias) its alpha and CUBLASLT_EPILOGUE_BIAS (one value per result column),
+// all recorded explicitly in the parameters.
+StepBinding matmul(const StepView& s) {
+  StepBinding b = library(s, "cublasLt.matmul");
+  b.params.set("transpose_a", s.attrs.i("transpose_a", 0) != 0 ? int64_t(1) : int64_t(0));
+  b.params.set("transpose_b", s.attrs.i("transpose_b", 0) != 0 ? int64_t(1) : int64_t(0));
+  b.params.set("alpha", s.attrs.f("alpha", 1.0));
+  const bool bias = s.has_input(2);
+  if (bias && (s.output(0).shape.empty() || s.input(2).numel() != s.output(0).shape.back() ||
+               s.input(2).dtype != s.output(0).dtype))
+    s.fail(fmt::format("bias {} is not one value per column of the result {}", s.input(2).str(),
+                       s.output(0).str()));
+  b.params.set("epilogue", std::string(bias ? "bias" : "default"));
+  return b;
+}
+
 // A reshape: the same bytes under new dims; nothing to do when the memory plan aliased them.
 StepBinding reshape(const StepView& s) {
   StepBinding b;
@@ -305,7 +445,12 @@ using Rule = std::function<StepBinding(const StepView&)>;
 const std::map<std::string, Rule, std::less<>>& rules() {
   static const std::map<std::string, Rule, std::less<>> table = {
       {"FusedElementwise", fused_elementwise},
+      {"FusedReduce", fused_reduce},
       {"Expand", expand},
+      {"Slice", slice},
+      {"Pad", pad},
+      {"Concat", concat},
+      {"Dropout", dropout},
       {"ReduceSum", [](const StepView& s) { return reduce(s, ReduceOp::Sum); }},
       {"ReduceMean", [](const StepView& s) { return reduce(s, ReduceOp::Mean); }},
       {"ReduceMax", [](const StepView& s) { return reduce(s, ReduceOp::Max); }},
@@ -325,9 +470,11 @@ const std::map<std::string, Rule, std::less<>>& rules() {
        }},
       {"Gather", [](const StepView& s) { return embedding(s, false); }},
       {"GatherGrad", [](const StepView& s) { return embedding(s, true); }},
-      {"SgdUpdate", [](const StepView& s) { return optimizer(s, false); }},
-      {"AdamUpdate", [](const StepView& s) { return optimizer(s, true); }},
-      {"MatMul", [](const StepView& s) { return library(s, "cublasLt.matmul"); }},
+      {"SgdUpdate", [](const StepView& s) { return single_update(s, "SgdUpdate"); }},
+      {"AdamUpdate", [](const StepView& s) { return single_update(s, "AdamUpdate"); }},
+      {"RmspropUpdate", [](const StepView& s) { return single_update(s, "RmspropUpdate"); }},
+      {"MultiTensorUpdate", multi_tensor_update},
+      {"MatMul", matmul},
       {"Conv", [](const StepView& s) { return library(s, "cudnn.convolution_forward"); }},
       {"ConvTranspose", [](const StepView& s) { return library(s, "cudnn.convolution_backward_data"); }},
       {"ConvGradFilter", [](const StepView& s) { return library(s, "cudnn.convolution_backward_filter"); }},

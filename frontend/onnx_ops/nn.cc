@@ -103,6 +103,8 @@ std::string free_letters(const std::string& eq) {
 }  // namespace
 
 void translate_matmul(ImportContext& ctx) {
+  // The IR MatMul's optional bias is internal (fusion's epilogue), not ONNX's.
+  if (ctx.num_inputs() != 2) ctx.fail("MatMul takes 2 inputs, got {}", ctx.num_inputs());
   ctx.set_output(0, ctx.emit(ir::OpKind::MatMul, {ctx.input(0), ctx.input(1)}));
 }
 

@@ -131,6 +131,19 @@ void infer_MatMul(InferContext& ctx) {
   Shape batch = broadcast_shapes(ctx, Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2));
   if (a.shape.size() > 1) batch.push_back(sa[ra - 2]);
   if (b.shape.size() > 1) batch.push_back(sb[rb - 1]);
+  // The fused epilogue: alpha scales the product, the bias broadcasts along the last dim only.
+  if ((ctx.attrs().has("alpha") || ctx.has_input(2)) && !is_floating(a.dtype))
+    ctx.fail("alpha and bias need floating-point operands, got {}", a.str());
+  if (ctx.has_input(2)) {
+    const TensorType& bias = ctx.input(2);
+    if (b.shape.size() < 2) ctx.fail("a bias needs a matrix operand b, got {}", b.str());
+    const bool last_dim_only =
+        !bias.shape.empty() && bias.shape.size() <= batch.size() && bias.shape.back() == batch.back() &&
+        std::all_of(bias.shape.begin(), bias.shape.end() - 1, [](int64_t d) { return d == 1; });
+    if (bias.dtype != a.dtype || !last_dim_only)
+      ctx.fail("bias {} must be {} [n] or [1, …, 1, n] with n the last dim of the result {}", bias.str(),
+               dtype_name(a.dtype), shape_str(batch));
+  }
   ctx.outputs[0] = TensorType{a.dtype, batch};
 }
 

@@ -27,15 +27,7 @@ void reduce(InferContext& ctx, Elems elems) {
       ctx.fail("axis {} is out of range for input {}", axes[i], x.str());
     if (i > 0 && axes[i] <= axes[i - 1]) ctx.fail("axes must be sorted and unique");
   }
-  Shape out;
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    bool reduced = axes.empty() || std::find(axes.begin(), axes.end(), d) != axes.end();
-    if (!reduced)
-      out.push_back(x.shape[size_t(d)]);
-    else if (keepdims)
-      out.push_back(1);
-  }
-  ctx.outputs[0] = TensorType{x.dtype, out};
+  ctx.outputs[0] = TensorType{x.dtype, reduced_shape(x.shape, axes, keepdims)};
 }
 
 void arg_reduce(InferContext& ctx) {

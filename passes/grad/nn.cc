@@ -45,6 +45,10 @@ void grad_matmul(GradContext& c) {
   // given the matching unit dim.
   const bool ta = c.node().attrs.i("transpose_a", 0) != 0, tb = c.node().attrs.i("transpose_b", 0) != 0;
   ir::Value *a = c.x(0), *b = c.x(1), *dy = c.dy();
+  // A fused epilogue (alpha * product + bias): the bias gets dy summed to its shape, the product
+  // alpha * dy.
+  if (ir::Value* bias = c.x(2)) c.set_dx(2, c.reduce_to(dy, bias->type.shape));
+  if (const double alpha = c.node().attrs.f("alpha", 1.0); alpha != 1.0) dy = c.scale(dy, alpha);
   const Shape &a_shape = a->type.shape, &b_shape = b->type.shape;
   if (a->type.rank() == 1) {
     a = c.reshape(a, {1, a_shape[0]});
@@ -58,13 +62,22 @@ void grad_matmul(GradContext& c) {
     s.push_back(1);
     dy = c.reshape(dy, s);
   }
+  // A matrix b under a batched a (a linear layer on [batch…, M, K]): db contracts over the
+  // batch and M alike, so both fold into one dim — one GEMM instead of a batched GEMM summed
+  // over the batch (a Transpose of db then folds into it too, passes/matmul_fusion.h).
+  ir::Value *a_rows = a, *dy_rows = dy;
+  if (!ta && b->type.rank() == 2 && a->type.rank() > 2 && a->type.numel() > 0 && dy->type.numel() > 0) {
+    const int64_t k = a->type.shape.back(), n = dy->type.shape.back();
+    a_rows = c.reshape(a, {a->type.numel() / k, k});
+    dy_rows = c.reshape(dy, {dy->type.numel() / n, n});
+  }
   ir::Value *da, *db;
   if (!ta && !tb) {
     da = c.emit(OpKind::MatMul, {dy, b}, matmul_attrs(false, true));
-    db = c.emit(OpKind::MatMul, {a, dy}, matmul_attrs(true, false));
+    db = c.emit(OpKind::MatMul, {a_rows, dy_rows}, matmul_attrs(true, false));
   } else if (!ta && tb) {
     da = c.emit(OpKind::MatMul, {dy, b}, matmul_attrs(false, false));
-    db = c.emit(OpKind::MatMul, {dy, a}, matmul_attrs(true, false));
+    db = c.emit(OpKind::MatMul, {dy_rows, a_rows}, matmul_attrs(true, false));
   } else if (ta && !tb) {
     da = c.emit(OpKind::MatMul, {b, dy}, matmul_attrs(false, true));
     db = c.emit(OpKind::MatMul, {a, dy}, matmul_attrs(false, false));

@@ -26,4 +26,11 @@ void parallel_chunks(int64_t n, int64_t serial_max, Chunk&& chunk) {
   }
 }
 
+/// Sum reductions (ReduceSum and the fused reductions, which must add in the same order): below
+/// this many input elements a reduction runs serially…
+constexpr int64_t kReduceParallelWork = 32768;
+/// …and a reduced extent of this many elements or more, with fewer outputs than threads, is split
+/// over chunks of the extent.
+constexpr int64_t kReduceSplitMin = 8192;
+
 }  // namespace dlc::cpu

@@ -2,6 +2,7 @@
 // (leading size-1 dims), and the loop over every output position with its valid kernel taps.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "runtime/cpu/kernel.h"
@@ -44,6 +45,17 @@ struct PoolWindow {
   /// The row-major offset of input coordinates in a plane.
   int64_t offset(int64_t i0, int64_t i1, int64_t i2) const { return (i0 * g.in[1] + i1) * g.in[2] + i2; }
 };
+
+/// Whether MaxPool (and MaxPoolGrad, which must pick the same tap) takes tap value `v` over the
+/// window's best so far: when it is greater or NaN, as torch's max_pool does (a NaN is the
+/// window's maximum, the last NaN in row-major order wins). Branch-free, so loops vectorize.
+template <typename T>
+bool max_pool_takes(T v, T best) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v > best || v != v;
+  else
+    return v > best;
+}
 
 /// The valid taps [lo, hi) and the count of taps inside the padded extent of every output
 /// coordinate of spatial dim i (0..2): windows along one dim depend only on that coordinate.

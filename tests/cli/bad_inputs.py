@@ -92,6 +92,13 @@ def main():
                                            [helper.make_node("Add", ["x", "b"], ["z"], name="add_b")],
                                            [("x", F, [2, 3])], [("z", F, [2, 3])],
                                            [short_tensor("b", [2, 3], [1.0, 2.0])]), "'b'"),
+            # The IR MatMul's third input (a fused bias) is internal: ONNX MatMul has two.
+            "matmul_three_inputs": (make_model(p("mm3.onnx"),
+                                               [helper.make_node("MatMul", ["x", "w", "b"], ["z"], name="mm3")],
+                                               [("x", F, [2, 3])], [("z", F, [2, 3])],
+                                               [numpy_helper.from_array(np.ones((3, 3), np.float32), "w"),
+                                                numpy_helper.from_array(np.ones(3, np.float32), "b")]),
+                                    "MatMul takes 2 inputs"),
             "bad_opset": (make_model(p("opset.onnx"), [helper.make_node("Relu", ["x"], ["z"])],
                                      [("x", F, [2, 3])], [("z", F, [2, 3])], opset=99), "opset"),
         }

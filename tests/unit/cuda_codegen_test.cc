@@ -56,6 +56,18 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, CudaCodegenCompile,
                                             ::testing::Range(0, int(test::kernel_cases(DType::F32).size()))),
                          case_name);
 
+// Copies move bytes of any storage type: integer and bool tensors too.
+TEST(CudaCodegenCompileCopy, IntegerAndBoolTypes) {
+  for (const KernelSource& ks :
+       {emit_copy(test::concat_case(DType::I64)), emit_copy(test::pad_case(DType::I32, "constant")),
+        emit_copy(test::slice_case(DType::Bool)), emit_copy(test::pad_case(DType::I64, "reflect"))}) {
+    const auto program =
+        dlc::cuda::nvrtc_cache().compile(ks.name, ks.source, ks.kernel_names(), NvrtcOptions{});
+    EXPECT_EQ(program->log, "") << "NVRTC warnings for " << ks.name;
+    EXPECT_EQ(program->lowered_name(ks.entries.at(0).name), ks.entries.at(0).name);
+  }
+}
+
 constexpr const char* kTiny = R"(extern "C" __global__ void dlc_tiny(float* x) { x[threadIdx.x] *= 2.0f; })";
 
 TEST(NvrtcCompiler, CacheCompilesIdenticalSourcesOnce) {

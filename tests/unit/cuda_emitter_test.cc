@@ -216,6 +216,31 @@ TEST(CudaEmitters, WorkspacesAndSplits) {
   EXPECT_EQ(emb.workspace_bytes, 256);
 }
 
+// A fused reduction reads its program's result where the plain kernel reads x: the program's
+// inputs are the parameters, the result is never stored, and the name follows the program.
+TEST(CudaEmitters, FusedReductionReadsItsProgram) {
+  const KernelSource rows = test::fused_reduce(DType::F16, ReduceOp::Sum, 96, 1000, 96, 1000, 1);
+  EXPECT_EQ(rows.kind, "fused_reduce_rows");
+  ASSERT_EQ(rows.entries.size(), 1u);
+  EXPECT_EQ(rows.entries[0].params, (std::vector<std::string>{"x", "b", "y"}));
+  EXPECT_NE(rows.source.find("acc = dlc_combine(acc, dlc_value(in0, in1, xr + c))"), std::string::npos);
+  EXPECT_EQ(rows.source.find("dlc_load4"), std::string::npos);
+  // A second program output is stored where its element is read (here in the split's first pass).
+  const KernelSource split = test::fused_reduce(DType::F16, ReduceOp::Sum, 65536, 64, 1, 65536, 64, true);
+  ASSERT_EQ(split.entries.size(), 2u);
+  EXPECT_EQ(split.entries[0].params, (std::vector<std::string>{"x", "b", "r", "workspace"}));
+  EXPECT_NE(split.source.find("dlc_value(in0, in1, out1, (o * kExtent + e) * kInner + i)"),
+            std::string::npos);
+  EXPECT_NE(split.source.find("  out1[i] = dlc_from_float<__half>(r1);"), std::string::npos);
+  EXPECT_NE(test::fused_reduce(DType::F32, ReduceOp::Sum, 96, 1000, 96, 1000, 1).entries[0].name,
+            rows.entries[0].name);
+  EXPECT_NE(rows.entries[0].name, emit_reduce({ReduceOp::Sum, DType::F32, 96, 1000, 1}).entries[0].name);
+  // The view must cover the program's elements, and the result be f32.
+  EXPECT_THROW(test::fused_reduce(DType::F32, ReduceOp::Sum, 96, 1000, 96, 999, 1), Error);
+  const ExprProgram half = test::bias_relu_program(DType::F16);
+  EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F32, 64, 128, 1, &half}), Error);
+}
+
 TEST(CudaEmitters, RejectBadSpecs) {
   EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F64, 1, 1, 1}), Error);
   EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F32, 0, 1, 1}), Error);
@@ -224,6 +249,37 @@ TEST(CudaEmitters, RejectBadSpecs) {
   EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::I64, 1, 2, 1, "avg", std::nullopt}), Error);
   EXPECT_THROW(emit_embedding_gather({DType::F32, DType::F16, 1, 1, 1}), Error);
   EXPECT_THROW(emit_sgd_update({DType::I64, 0, 0, 0, false}), Error);
+  EXPECT_THROW(emit_rmsprop_update({DType::F32, 0.99, 1e-8, 0, 0.9, true}), Error);  // three states
+}
+
+// Copies: a slice in range checks nothing; concat reads the first source in range, checking only
+// the bounds an axis can break; constant padding fills; edge and reflect remap coordinates.
+TEST(CudaEmitters, CopyKernels) {
+  const KernelSource slice = emit_copy(test::slice_case(DType::F32));
+  EXPECT_EQ(slice.source.find("if ("), std::string::npos) << slice.source;
+  EXPECT_NE(slice.source.find("const Index c1 = -2 * o1 + 8;"), std::string::npos) << slice.source;
+  const KernelSource concat = emit_copy(test::concat_case(DType::F16));
+  EXPECT_NE(concat.source.find("if (c1 < 3) {"), std::string::npos) << concat.source;
+  EXPECT_NE(concat.source.find("if (c1 >= 0 && c1 < 1) {"), std::string::npos) << concat.source;
+  EXPECT_NE(concat.source.find("if (c1 >= 0) {"), std::string::npos) << concat.source;
+  EXPECT_NE(concat.source.find("out0[i] = in2[o0 * 20 + c1 * 4 + o2];"), std::string::npos) << concat.source;
+  EXPECT_EQ(concat.entries.at(0).params, (std::vector<std::string>{"in0", "in1", "in2", "out0"}));
+  const KernelSource pad = emit_copy(test::pad_case(DType::BF16, "constant"));
+  EXPECT_NE(pad.source.find("out0[i] = dlc_from_float<T>(-1.5f);"), std::string::npos) << pad.source;
+  EXPECT_NE(emit_copy(test::pad_case(DType::F32, "edge")).source.find("dlc_clamp(o0 - 1, 3)"),
+            std::string::npos);
+  EXPECT_NE(emit_copy(test::pad_case(DType::F32, "reflect")).source.find("dlc_reflect(o0 - 1, 4, 6)"),
+            std::string::npos);
+  EXPECT_NE(emit_copy(test::pad_case(DType::F32, "constant")).source, pad.source);
+  CopySpec bad = test::concat_case(DType::F32);
+  bad.mode = "edge";
+  EXPECT_THROW(emit_copy(bad), Error);  // edge needs one source
+  bad.mode = "wrap";
+  EXPECT_THROW(emit_copy(bad), Error);
+  bad = test::slice_case(DType::F32);
+  bad.sources[0].step.pop_back();
+  EXPECT_THROW(emit_copy(bad), Error);
+  EXPECT_THROW(emit_copy(test::slice_case(DType::F64)), Error);
 }
 
 TEST(CudaMultiTensor, AssignsChunks) {

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
+#include "codegen/cuda/dropout_emitter.h"
 #include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
 #include "codegen/cuda/layer_norm_emitter.h"
@@ -30,8 +32,28 @@ inline ExprProgram bias_relu_program(DType t, int64_t rows = 64, int64_t cols = 
   return p;
 }
 
+/// relu(x + b) * x over [rows, cols] with operands of dtype `t` and an f32 result: the
+/// prologue of a fused reduction (FusedReduce); `store`: relu(x + b) is a second output (dtype t).
+inline ExprProgram fused_reduce_program(DType t, int64_t rows, int64_t cols, bool store = false) {
+  ExprProgram p({rows, cols});
+  const int x = p.input("x", t, {rows, cols});
+  const int b = p.input("b", t, {cols});
+  const int r = p.op(ExprOp::Relu, {p.op(ExprOp::Add, {x, b})});
+  p.output("y", p.op(ExprOp::Mul, {r, x}), DType::F32);
+  if (store) p.output("r", p.cast(r, t), t);
+  return p;
+}
+
+/// The reduction of fused_reduce_program(t, rows, cols) as [outer, extent, inner].
+inline KernelSource fused_reduce(DType t, ReduceOp op, int64_t rows, int64_t cols, int64_t outer,
+                                 int64_t extent, int64_t inner, bool store = false) {
+  const ExprProgram p = fused_reduce_program(t, rows, cols, store);
+  return emit_reduce({op, DType::F32, outer, extent, inner, &p});
+}
+
 /// Every op of expression programs once, over operands of dtype `t` broadcast to [6, 7] (rows
-/// not a multiple of 4: the one-element path), a bool condition, and two outputs.
+/// not a multiple of 4: the one-element path), a bool condition, and three outputs: the chain,
+/// a mask, and the comparisons as bit flags (exact in every dtype).
 inline ExprProgram all_ops_program(DType t) {
   ExprProgram p({6, 7});
   const int x = p.input("x", t, {6, 7});
@@ -55,10 +77,38 @@ inline ExprProgram all_ops_program(DType t) {
   const int sel = p.op(ExprOp::Where, {c, r, x});
   const int cl = p.op(ExprOp::Clip, {sel, p.constant(-0.25), p.constant(0.75)});
   const int rg = p.op(ExprOp::ReluGrad, {cl, x});
-  const int cast = p.cast(rg, t == DType::BF16 ? DType::F16 : DType::BF16);
+  const int rc =
+      p.op(ExprOp::Mul,
+           {rg, p.op(ExprOp::Reciprocal, {p.op(ExprOp::Add, {p.op(ExprOp::Abs, {s}), p.constant(1.0)})})});
+  const int cast = p.cast(rc, t == DType::BF16 ? DType::F16 : DType::BF16);
   p.output("out", cast, t);
   p.output("mask", p.cast(sel, DType::Bool), DType::Bool);
+  // Comparisons of values both sides compute exactly: inputs, and ReluGrad's zeros.
+  const int cmps[] = {p.op(ExprOp::Equal, {rg, p.constant(0.0)}), p.op(ExprOp::Greater, {x, y}),
+                      p.op(ExprOp::GreaterOrEqual, {x, s}), p.op(ExprOp::Less, {y, s}),
+                      p.op(ExprOp::LessOrEqual, {y, x})};
+  int flags = cmps[0];
+  for (int k = 1; k < 5; ++k)
+    flags = p.op(ExprOp::Add, {flags, p.op(ExprOp::Mul, {cmps[k], p.constant(1 << k)})});
+  p.output("flags", flags, t);
   return p;
+}
+
+/// Slice [6, 10, 9] -> [3, 4, 9]: axis 0 from 1 by 2, axis 1 from 8 by -2 (in range: no checks).
+inline CopySpec slice_case(DType t) { return {t, {3, 4, 9}, {{{6, 10, 9}, {1, 8, 0}, {2, -2, 1}}}}; }
+/// Pad [4, 5] by 1 before and 2 after on both axes; in constant mode axis 0 crops 1 in front
+/// instead (pads -1, 2).
+inline CopySpec pad_case(DType t, const std::string& mode) {
+  const bool crop = mode == "constant";
+  return {t, {crop ? 5 : 7, 8}, {{{4, 5}, {crop ? 1 : -1, -1}, {1, 1}}}, mode, -1.5};
+}
+/// Concat of [2, 3, 4], [2, 1, 4], [2, 5, 4] on axis 1.
+inline CopySpec concat_case(DType t) {
+  return {t,
+          {2, 9, 4},
+          {{{2, 3, 4}, {0, 0, 0}, {1, 1, 1}},
+           {{2, 1, 4}, {0, -3, 0}, {1, 1, 1}},
+           {{2, 5, 4}, {0, -4, 0}, {1, 1, 1}}}};
 }
 
 /// One source per emitter variant for storage dtype `t`.
@@ -66,10 +116,14 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   std::vector<KernelSource> v;
   v.push_back(emit_elementwise(bias_relu_program(t)));
   v.push_back(emit_elementwise(all_ops_program(t)));
-  v.push_back(emit_reduce({ReduceOp::Sum, t, 96, 1000, 1}));    // warp per row
-  v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));    // block per row
-  v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));  // columns
-  v.push_back(emit_reduce({ReduceOp::Sum, t, 1, 65536, 64}));   // columns, split
+  v.push_back(emit_reduce({ReduceOp::Sum, t, 96, 1000, 1}));            // warp per row
+  v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));            // block per row
+  v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));          // columns
+  v.push_back(emit_reduce({ReduceOp::Sum, t, 1, 65536, 64}));           // columns, split
+  v.push_back(fused_reduce(t, ReduceOp::Sum, 96, 1000, 96, 1000, 1));   // fused: rows
+  v.push_back(fused_reduce(t, ReduceOp::Mean, 300, 100, 1, 300, 100));  // fused: columns
+  v.push_back(
+      fused_reduce(t, ReduceOp::Sum, 65536, 64, 1, 65536, 64, true));  // fused: split, a stored output
   v.push_back(emit_softmax_forward({t, 128, 1000, 1, false}));
   v.push_back(emit_softmax_forward({t, 4, 50, 9, true}));  // log-softmax over a middle axis
   v.push_back(emit_softmax_backward({t, 128, 1000, 1, false}));
@@ -86,6 +140,13 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_sgd_update({t, 0.9, 0.0, 1e-4, true}));
   v.push_back(emit_adam_update({t, 0.9, 0.999, 1e-8, 0.0, false}));
   v.push_back(emit_adam_update({t, 0.9, 0.95, 1e-8, 0.1, true}));
+  v.push_back(emit_rmsprop_update({t, 0.99, 1e-8, 1e-2, 0.9, false}));  // momentum buffer
+  v.push_back(emit_rmsprop_update({t, 0.9, 1e-6, 0.0, 0.0, true}));     // centered
+  v.push_back(emit_copy(slice_case(t)));
+  for (const char* mode : {"constant", "edge", "reflect"}) v.push_back(emit_copy(pad_case(t, mode)));
+  v.push_back(emit_copy(concat_case(t)));
+  v.push_back(emit_dropout({t, 1003, 0.25, 42, true, DType::I64}));  // mask and offset, a partial block
+  v.push_back(emit_dropout({t, 64, 0.5, 7, false, std::nullopt}));
   return v;
 }
 

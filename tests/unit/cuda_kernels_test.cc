@@ -73,6 +73,16 @@ std::vector<Tensor> reference_program(const ExprProgram& p, const std::vector<Te
         v.push_back(cpu_op("Cast", {&narrow}));
         break;
       }
+      case ExprOp::Equal:
+      case ExprOp::Greater:
+      case ExprOp::GreaterOrEqual:
+      case ExprOp::Less:
+      case ExprOp::LessOrEqual: {  // the CPU kernel's result is bool
+        Tensor flag(TensorType{DType::Bool, p.dims});
+        run_cpu(std::string(expr_op_name(i.op)), Attrs{}, {arg(0), arg(1)}, {&flag});
+        v.push_back(cpu_op("Cast", {&flag}));
+        break;
+      }
       case ExprOp::Clip: {  // the bounds are constants here: scalars for the CPU kernel
         Tensor lo = make(DType::F32, {}, {arg(1)->as_double()[0]});
         Tensor hi = make(DType::F32, {}, {arg(2)->as_double()[0]});
@@ -381,6 +391,79 @@ TEST_P(CudaKernels, EmbeddingGatherAndBackward) {
   }
 }
 
+// ---- data movement
+
+// Slice, Pad (each mode) and Concat against the CPU kernels, bit for bit: the kernel_cases specs
+// with the attributes that describe the same copies.
+TEST_P(CudaKernels, CopySlicePadConcat) {
+  using codegen::cuda::test::concat_case;
+  using codegen::cuda::test::pad_case;
+  using codegen::cuda::test::slice_case;
+  auto check = [&](const CopySpec& spec, const std::string& op, const Attrs& attrs) {
+    const KernelSource ks = emit_copy(spec);
+    std::vector<Tensor> inputs;
+    std::vector<DeviceBuffer> buffers;
+    Args args;
+    for (size_t k = 0; k < spec.sources.size(); ++k) {
+      inputs.push_back(random(spec.sources[k].dims, 130 + uint32_t(k)));
+      buffers.push_back(upload(inputs.back()));
+      args["in" + std::to_string(k)] = ptr(buffers.back());
+    }
+    const TensorType out_type{dtype(), spec.out};
+    DeviceBuffer out(size_t(out_type.numel()) * dtype_size(dtype()));
+    args["out0"] = ptr(out);
+    run_kernels(ks, args);
+    Tensor want(out_type);
+    std::vector<Tensor*> in_ptrs;
+    for (Tensor& t : inputs) in_ptrs.push_back(&t);
+    run_cpu(op, attrs, in_ptrs, {&want});
+    EXPECT_EQ(download(out, out_type), want) << ks.name;
+  };
+  Attrs slice;
+  slice.set("starts", std::vector<int64_t>{1, 8});
+  slice.set("ends", std::vector<int64_t>{6, 1});
+  slice.set("axes", std::vector<int64_t>{0, 1});
+  slice.set("steps", std::vector<int64_t>{2, -2});
+  check(slice_case(dtype()), "Slice", slice);
+  for (const char* mode : {"constant", "edge", "reflect"}) {
+    Attrs pad;
+    pad.set("pads", mode == std::string("constant") ? std::vector<int64_t>{-1, 1, 2, 2}
+                                                    : std::vector<int64_t>{1, 1, 2, 2});
+    pad.set("mode", std::string(mode));
+    pad.set("value", -1.5);
+    check(pad_case(dtype(), mode), "Pad", pad);
+  }
+  Attrs concat;
+  concat.set("axis", int64_t(1));
+  check(concat_case(dtype()), "Concat", concat);
+}
+
+// ---- dropout
+
+// The mask and the output bit for bit as the CPU kernel's (same Philox stream, same rounding),
+// with an offset (the step) and without.
+TEST_P(CudaKernels, DropoutMatchesCpu) {
+  for (const bool with_offset : {true, false}) {
+    const DropoutSpec spec{dtype(), 1003, 0.25,
+                           42,      true, with_offset ? std::optional(DType::I64) : std::nullopt};
+    const KernelSource ks = emit_dropout(spec);
+    const Tensor x = random({spec.numel}, 140);
+    const Tensor offset = make(DType::I64, {}, {5});
+    DeviceBuffer d_x = upload(x), d_offset = upload(offset);
+    DeviceBuffer d_y(size_t(spec.numel) * dtype_size(dtype())), d_mask(size_t(spec.numel));
+    Args args = {{"x", ptr(d_x)}, {"y", ptr(d_y)}, {"mask", ptr(d_mask)}};
+    if (with_offset) args["offset"] = ptr(d_offset);
+    run_kernels(ks, args);
+    Attrs attrs;
+    attrs.set("ratio", spec.ratio);
+    attrs.set("seed", int64_t(spec.seed));
+    Tensor in = x, off = offset, y(x.type), mask(TensorType{DType::Bool, {spec.numel}});
+    run_cpu("Dropout", attrs, {&in, with_offset ? &off : nullptr}, {&y, &mask});
+    EXPECT_EQ(download(d_y, y.type), y) << ks.name;
+    EXPECT_EQ(download(d_mask, mask.type), mask) << ks.name;
+  }
+}
+
 // ---- optimizers
 
 // Three tensors in one launch: sizes cover a partial chunk, several chunks and a short tail.
@@ -401,35 +484,48 @@ DeviceTable upload_table(std::vector<MultiTensorEntry> entries) {
   return t;
 }
 
-TEST_P(CudaKernels, SgdMultiTensor) {
-  const SgdSpec spec{dtype(), 0.9, 0.1, 1e-2, true};
-  const KernelSource ks = emit_sgd_update(spec);
-  std::vector<Tensor> params, grads, vels;
+// Uploads each tensor's parts (param, grad, states…, at most 4) as one multi-tensor table, runs
+// `ks` over it with the scalars lr and step, and returns the device copies of the parts, tensor
+// by tensor in order.
+std::vector<DeviceBuffer> run_multi_tensor(const KernelSource& ks,
+                                           const std::vector<std::vector<const Tensor*>>& tensors, float lr,
+                                           float step) {
   std::vector<DeviceBuffer> buffers;
   std::vector<MultiTensorEntry> entries;
-  for (size_t k = 0; k < kSizes.size(); ++k) {
-    params.push_back(random({kSizes[k]}, 20 + uint32_t(k)));
-    grads.push_back(random({kSizes[k]}, 30 + uint32_t(k)));
-    vels.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 40 + uint32_t(k))));
+  for (const std::vector<const Tensor*>& parts : tensors) {
     MultiTensorEntry e;
-    const Tensor* parts[] = {&params[k], &grads[k], &vels[k]};
-    for (int j = 0; j < 3; ++j) {
+    for (size_t j = 0; j < parts.size(); ++j) {
       buffers.push_back(upload(*parts[j]));
       e.ptr[j] = buffers.back().get();
     }
-    e.n = kSizes[k];
+    e.n = num_elements(parts[0]->type.shape);
     entries.push_back(e);
   }
   const DeviceTable table = upload_table(entries);
-  DeviceBuffer lr = DeviceBuffer::from(std::vector<float>{0.05f}),
-               step = DeviceBuffer::from(std::vector<float>{1.0f});
+  DeviceBuffer d_lr = DeviceBuffer::from(std::vector<float>{lr}),
+               d_step = DeviceBuffer::from(std::vector<float>{step});
   run_kernels(ks,
               {{"table", ptr(table.table)},
                {"num_tensors", table.num_tensors},
                {"num_chunks", table.num_chunks},
-               {"lr", ptr(lr)},
-               {"step", ptr(step)}},
+               {"lr", ptr(d_lr)},
+               {"step", ptr(d_step)}},
               multi_tensor_grid(table.num_chunks));
+  return buffers;
+}
+
+TEST_P(CudaKernels, SgdMultiTensor) {
+  const SgdSpec spec{dtype(), 0.9, 0.1, 1e-2, true};
+  const KernelSource ks = emit_sgd_update(spec);
+  std::vector<Tensor> params, grads, vels;
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    params.push_back(random({kSizes[k]}, 20 + uint32_t(k)));
+    grads.push_back(random({kSizes[k]}, 30 + uint32_t(k)));
+    vels.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 40 + uint32_t(k))));
+  }
+  std::vector<std::vector<const Tensor*>> tensors;
+  for (size_t k = 0; k < kSizes.size(); ++k) tensors.push_back({&params[k], &grads[k], &vels[k]});
+  const std::vector<DeviceBuffer> buffers = run_multi_tensor(ks, tensors, 0.05f, 1.0f);
   Attrs attrs;
   attrs.set("momentum", spec.momentum);
   attrs.set("dampening", spec.dampening);
@@ -451,33 +547,16 @@ TEST_P(CudaKernels, AdamMultiTensor) {
        {AdamSpec{dtype(), 0.9, 0.999, 1e-8, 1e-2, false}, AdamSpec{dtype(), 0.8, 0.95, 1e-6, 0.1, true}}) {
     const KernelSource ks = emit_adam_update(spec);
     std::vector<Tensor> params, grads, ms, vs;
-    std::vector<DeviceBuffer> buffers;
-    std::vector<MultiTensorEntry> entries;
     for (size_t k = 0; k < kSizes.size(); ++k) {
       params.push_back(random({kSizes[k]}, 50 + uint32_t(k)));
       grads.push_back(random({kSizes[k]}, 60 + uint32_t(k)));
       ms.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 70 + uint32_t(k), -0.1, 0.1)));
       vs.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 80 + uint32_t(k), 0.0, 0.01)));
-      MultiTensorEntry e;
-      const Tensor* parts[] = {&params[k], &grads[k], &ms[k], &vs[k]};
-      for (int j = 0; j < 4; ++j) {
-        buffers.push_back(upload(*parts[j]));
-        e.ptr[j] = buffers.back().get();
-      }
-      e.n = kSizes[k];
-      entries.push_back(e);
     }
-    const DeviceTable table = upload_table(entries);
+    std::vector<std::vector<const Tensor*>> tensors;
+    for (size_t k = 0; k < kSizes.size(); ++k) tensors.push_back({&params[k], &grads[k], &ms[k], &vs[k]});
     const float lr = 1e-2f, step = 3.0f;
-    DeviceBuffer d_lr = DeviceBuffer::from(std::vector<float>{lr}),
-                 d_step = DeviceBuffer::from(std::vector<float>{step});
-    run_kernels(ks,
-                {{"table", ptr(table.table)},
-                 {"num_tensors", table.num_tensors},
-                 {"num_chunks", table.num_chunks},
-                 {"lr", ptr(d_lr)},
-                 {"step", ptr(d_step)}},
-                multi_tensor_grid(table.num_chunks));
+    const std::vector<DeviceBuffer> buffers = run_multi_tensor(ks, tensors, lr, step);
     Attrs attrs;
     attrs.set("beta1", spec.beta1);
     attrs.set("beta2", spec.beta2);
@@ -493,6 +572,46 @@ TEST_P(CudaKernels, AdamMultiTensor) {
       expect_close(download(buffers[4 * k], params[k].type), p_out, dtype(), tag + " param");
       expect_close(download(buffers[4 * k + 2], m.type), m_out, dtype(), tag + " m");
       expect_close(download(buffers[4 * k + 3], v.type), v_out, dtype(), tag + " v");
+    }
+  }
+}
+
+// Plain RMSprop with momentum and weight decay (state1: the momentum buffer), and centered
+// RMSprop (state1: the gradient average).
+TEST_P(CudaKernels, RmspropMultiTensor) {
+  for (const RmspropSpec& spec : {RmspropSpec{dtype(), 0.99, 1e-8, 1e-2, 0.9, false},
+                                  RmspropSpec{dtype(), 0.9, 1e-6, 0.0, 0.0, true}}) {
+    const KernelSource ks = emit_rmsprop_update(spec);
+    std::vector<Tensor> params, grads, squares, extras;
+    for (size_t k = 0; k < kSizes.size(); ++k) {
+      params.push_back(random({kSizes[k]}, 90 + uint32_t(k)));
+      grads.push_back(random({kSizes[k]}, 100 + uint32_t(k)));
+      squares.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 110 + uint32_t(k), 0.5, 1.0)));
+      extras.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 120 + uint32_t(k), -0.1, 0.1)));
+    }
+    std::vector<std::vector<const Tensor*>> tensors;
+    for (size_t k = 0; k < kSizes.size(); ++k)
+      tensors.push_back({&params[k], &grads[k], &squares[k], &extras[k]});
+    const float lr = 1e-2f;
+    const std::vector<DeviceBuffer> buffers = run_multi_tensor(ks, tensors, lr, 1.0f);
+    Attrs attrs;
+    attrs.set("alpha", spec.alpha);
+    attrs.set("eps", spec.eps);
+    attrs.set("weight_decay", spec.weight_decay);
+    attrs.set("momentum", spec.momentum);
+    attrs.set("centered", int64_t(spec.centered));
+    for (size_t k = 0; k < kSizes.size(); ++k) {
+      Tensor p = to_f32(params[k]), g = to_f32(grads[k]), sq = squares[k], x = extras[k];
+      Tensor lr_t = make(DType::F32, {}, {lr});
+      Tensor p_out(p.type), sq_out(sq.type), x_out(x.type);
+      Tensor* grad_avg = spec.centered ? &x : nullptr;
+      Tensor* buf = spec.centered ? nullptr : &x;
+      run_cpu("RmspropUpdate", attrs, {&p, &g, &sq, &lr_t, grad_avg, buf},
+              {&p_out, &sq_out, spec.centered ? &x_out : nullptr, spec.centered ? nullptr : &x_out});
+      const std::string tag = ks.name + " tensor " + std::to_string(k);
+      expect_close(download(buffers[4 * k], params[k].type), p_out, dtype(), tag + " param");
+      expect_close(download(buffers[4 * k + 2], sq.type), sq_out, dtype(), tag + " square_avg");
+      expect_close(download(buffers[4 * k + 3], x.type), x_out, dtype(), tag + " grad_avg / buffer");
     }
   }
 }

@@ -6,12 +6,20 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "codegen/cuda/multi_tensor.h"
+#include "codegen/cuda/optimizer_emitter.h"
 #include "codegen/cuda/plan_kernels.h"
 #include "codegen/cuda/step_binding.h"
+#include "codegen/lower.h"
 #include "dlc/error.h"
+#include "ir/graph.h"
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
+#include "runtime/plan/plan_values.h"
 #include "tools/driver/train_compile.h"
 
 namespace dlc {
@@ -20,16 +28,23 @@ namespace {
 using codegen::cuda::CompiledKernel;
 using codegen::cuda::KernelSource;
 
-// A training plan of a parity model, lowered for the CPU and then moved to cuda:0.
-plan::Plan cuda_training_plan(const std::string& model, int64_t batch) {
-  driver::TrainCompileOptions options;
-  options.compile.import.batch = batch;
-  options.optimizer.kind = "adam";
+// The training plan of a parity model under `options`, lowered for the CPU and then moved to cuda:0.
+plan::Plan cuda_plan_of(const std::string& model, const driver::TrainCompileOptions& options) {
   plan::Plan p = driver::compile_training(
                      std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model + "/model.onnx", options)
                      .plan;
   for (plan::Stage& st : *p.mutable_stages()) st.set_device("cuda:0");
   return p;
+}
+
+// With Adam in `precision` (fp32, bf16, fp16).
+plan::Plan cuda_training_plan(const std::string& model, int64_t batch,
+                              const std::string& precision = "fp32") {
+  driver::TrainCompileOptions options;
+  options.compile.import.batch = batch;
+  options.optimizer.kind = "adam";
+  options.precision = precision;
+  return cuda_plan_of(model, options);
 }
 
 // Stands in for NVRTC: counts compilations per source and returns a fake cubin.
@@ -46,10 +61,16 @@ struct FakeCompiler {
   }
 };
 
-class CudaPlanModels : public ::testing::TestWithParam<std::pair<std::string, int64_t>> {};
+struct ModelCase {
+  std::string model;
+  int64_t batch;
+  std::string precision;
+};
+
+class CudaPlanModels : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(CudaPlanModels, EveryStepBoundAndKernelsStoredOnce) {
-  plan::Plan p = cuda_training_plan(GetParam().first, GetParam().second);
+  plan::Plan p = cuda_training_plan(GetParam().model, GetParam().batch, GetParam().precision);
   FakeCompiler compiler;
   const codegen::cuda::CudaBindStats stats = codegen::cuda::bind_cuda_plan(p, "sm_90", compiler.fn());
 
@@ -79,20 +100,57 @@ TEST_P(CudaPlanModels, EveryStepBoundAndKernelsStoredOnce) {
   EXPECT_EQ(counts.kernel_steps, stats.kernel_steps);
   EXPECT_EQ(counts.library_calls, stats.library_calls);
 
-  // Every parameter's AdamUpdate launches the same kernel: fewer kernels than kernel steps.
-  EXPECT_LT(stats.kernels, stats.kernel_steps);
-  std::set<int32_t> adam_kernels;
-  for (const plan::Step& step : p.stages(0).steps())
-    if (step.kernel() == "AdamUpdate") adam_kernels.insert(step.cuda().kernel());
-  EXPECT_EQ(adam_kernels.size(), 1u);
+  // The fusion pass merged every parameter's AdamUpdate into one MultiTensorUpdate step: one
+  // multi-tensor launch whose table has an entry per parameter (its grid covers their chunks).
+  EXPECT_LE(stats.kernels, stats.kernel_steps);
+  int merged_steps = 0;
+  for (const plan::Step& step : p.stages(0).steps()) {
+    EXPECT_NE(step.kernel(), "AdamUpdate") << step.name() << " was not merged";
+    if (step.kernel() != "MultiTensorUpdate") continue;
+    ++merged_steps;
+    std::vector<codegen::cuda::MultiTensorEntry> entries;
+    for (int k = 0; 2 + 4 * k < step.inputs_size(); ++k) {  // lr, step, then param, grad, m, v
+      codegen::cuda::MultiTensorEntry e;
+      e.n = num_elements(plan::buffer_type(p.stages(0).buffers(step.inputs(2 + 4 * k))).shape);
+      entries.push_back(e);
+    }
+    EXPECT_GT(entries.size(), 1u);
+    ASSERT_EQ(step.cuda().launches_size(), 1);
+    EXPECT_EQ(step.cuda().launches(0).grid(0),
+              codegen::cuda::multi_tensor_grid(codegen::cuda::assign_chunks(entries)));
+  }
+  EXPECT_EQ(merged_steps, 1);
   EXPECT_GT(stats.library_calls, 0) << "MatMul / Conv are library calls";
 }
 
-INSTANTIATE_TEST_SUITE_P(Parity, CudaPlanModels,
-                         ::testing::Values(std::make_pair(std::string("mlp"), int64_t(16)),
-                                           std::make_pair(std::string("cnn"), int64_t(8)),
-                                           std::make_pair(std::string("transformer"), int64_t(8))),
-                         [](const auto& info) { return info.param.first; });
+std::vector<ModelCase> model_cases() {
+  std::vector<ModelCase> v;
+  for (const char* precision : {"fp32", "bf16", "fp16"})
+    for (const auto& [model, batch] :
+         {std::pair<const char*, int64_t>{"mlp", 16}, {"cnn", 8}, {"transformer", 8}})
+      v.push_back({model, batch, precision});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Parity, CudaPlanModels, ::testing::ValuesIn(model_cases()),
+                         [](const auto& info) { return info.param.model + "_" + info.param.precision; });
+
+// fp16's dynamic loss scaling (passes/loss_scaling.h) runs on the GPU too: the inverse scale, the
+// all-finite check and the scale update are elementwise kernels, the non-finite sums reductions
+// (ReduceSum, or fused with their producers).
+TEST(CudaPlan, LossScalingStepsAreGeneratedKernels) {
+  plan::Plan p = cuda_training_plan("mlp", 16, "fp16");
+  FakeCompiler compiler;
+  codegen::cuda::bind_cuda_plan(p, "sm_90", compiler.fn());
+  std::set<std::string> ops;
+  for (const plan::Step& step : p.stages(0).steps())
+    if (step.name().rfind("loss_scaling", 0) == 0 || step.name().rfind("fused.loss_scaling", 0) == 0) {
+      EXPECT_EQ(step.cuda().kind(), plan::CudaStep::KERNEL) << step.name() << " (" << step.kernel() << ")";
+      ops.insert(step.kernel());
+    }
+  for (const char* op : {"Reciprocal", "Equal", "GreaterOrEqual"})
+    EXPECT_TRUE(ops.count(op)) << "no loss-scaling step runs " << op;
+}
 
 TEST(CudaPlan, LibraryCallsRecordTheCallAndShapes) {
   plan::Plan p = cuda_training_plan("cnn", 8);
@@ -127,6 +185,90 @@ TEST(CudaPlan, OpWithoutCudaPathNamesStepAndOp) {
     EXPECT_NE(std::string(e.what()).find("step 'my_node' (op Sin) has no CUDA path"), std::string::npos)
         << e.what();
   }
+}
+
+// RMSprop's updates (single or merged) run the multi-tensor RMSprop kernel, with the momentum
+// buffer or (centered) the gradient average as the second state; centered with momentum (three
+// states) has no kernel and says so.
+TEST(CudaPlan, RmspropUpdatesAreGeneratedKernels) {
+  driver::TrainCompileOptions options;
+  options.compile.import.batch = 16;
+  options.optimizer.kind = "rmsprop";
+  for (const auto& [centered, momentum] :
+       {std::pair{false, 0.9}, std::pair{true, 0.0}, std::pair{false, 0.0}}) {
+    options.optimizer.centered = centered;
+    options.optimizer.momentum = momentum;
+    plan::Plan p = cuda_plan_of("mlp", options);
+    FakeCompiler compiler;
+    codegen::cuda::bind_cuda_plan(p, "sm_90", compiler.fn());
+    int updates = 0;
+    for (const plan::Step& step : p.stages(0).steps())
+      if (step.kernel() == "RmspropUpdate" || step.kernel() == "MultiTensorUpdate") {
+        ASSERT_EQ(step.cuda().kind(), plan::CudaStep::KERNEL) << step.name();
+        EXPECT_EQ(p.cuda_kernels(step.cuda().kernel()).kind(), "rmsprop_update") << step.name();
+        ++updates;
+      }
+    EXPECT_GT(updates, 0) << "centered " << centered << " momentum " << momentum;
+  }
+  options.optimizer.centered = true;
+  options.optimizer.momentum = 0.9;
+  plan::Plan p = cuda_plan_of("mlp", options);
+  FakeCompiler compiler;
+  try {
+    codegen::cuda::bind_cuda_plan(p, "sm_90", compiler.fn());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no CUDA path: CUDA RMSprop: centered with momentum"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Dropout (with the step as its offset and a mask), Slice, Pad and Concat bind to generated
+// kernels; Dropout's kernel embeds the CPU's Philox code.
+TEST(CudaPlan, DropoutAndCopiesAreGeneratedKernels) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F16, {8, 6}});
+  ir::Value* step = g.add_input("step", {DType::I64, {}});
+  Attrs drop;
+  drop.set("ratio", 0.1);
+  drop.set("seed", int64_t(3));
+  ir::Node* d = g.add_node(ir::OpKind::Dropout, {x, step}, drop, {"y", "mask"});
+  Attrs slice;
+  slice.set("starts", std::vector<int64_t>{5});
+  slice.set("ends", std::vector<int64_t>{0});
+  slice.set("axes", std::vector<int64_t>{1});
+  slice.set("steps", std::vector<int64_t>{-1});
+  ir::Value* s = g.add_node(ir::OpKind::Slice, {d->outputs[0]}, slice)->outputs[0];
+  Attrs pad;
+  pad.set("pads", std::vector<int64_t>{0, 1, 0, 0});
+  pad.set("mode", std::string("reflect"));
+  ir::Value* p = g.add_node(ir::OpKind::Pad, {s}, pad)->outputs[0];
+  Attrs concat;
+  concat.set("axis", int64_t(0));
+  g.add_output(g.add_node(ir::OpKind::Concat, {p, d->outputs[0]}, concat)->outputs[0]);
+  g.add_output(d->outputs[1]);
+  plan::Plan plan = codegen::lower_to_plan(g);
+  plan.mutable_stages(0)->set_device("cuda:0");
+  FakeCompiler compiler;
+  const codegen::cuda::CudaBindStats stats = codegen::cuda::bind_cuda_plan(plan, "sm_90", compiler.fn());
+  EXPECT_EQ(stats.kernel_steps, 4);
+  std::map<std::string, std::string> kind_of;
+  for (const plan::Step& step : plan.stages(0).steps()) {
+    ASSERT_EQ(step.cuda().kind(), plan::CudaStep::KERNEL) << step.kernel();
+    kind_of[step.kernel()] = plan.cuda_kernels(step.cuda().kernel()).kind();
+  }
+  EXPECT_EQ(kind_of["Dropout"], "dropout");
+  EXPECT_EQ(kind_of["Slice"], "copy");
+  EXPECT_EQ(kind_of["Pad"], "copy");
+  EXPECT_EQ(kind_of["Concat"], "copy");
+  int dropout_sources = 0;
+  for (const auto& [source, n] : compiler.compiles) {
+    if (source.find("dlc_dropout") == std::string::npos) continue;
+    ++dropout_sources;
+    EXPECT_NE(source.find("philox4x32_10"), std::string::npos) << "the CPU's Philox code is embedded";
+  }
+  EXPECT_EQ(dropout_sources, 1);
 }
 
 class CudaPlanValidation : public ::testing::Test {

@@ -130,5 +130,103 @@ TEST(ElementwiseKernels, RoundHalfToEven) {
   EXPECT_EQ(out, (std::vector<float>{0.0f, 2.0f, 2.0f, -0.0f, -2.0f, 2.0f}));
 }
 
+// NaN and infinities through the max/min-like ops, as PyTorch computes them (torch.relu,
+// leaky_relu, clamp, maximum/minimum, celu, hardsigmoid): a NaN input gives NaN, never 0 or a
+// bound; otherwise the ordinary values. Values past the vector width so the SIMD body runs.
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Same value, NaN matching NaN.
+void expect_same(const std::vector<float>& got, const std::vector<float>& want, const char* op) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << op << " at " << i << ": " << got[i];
+    else
+      EXPECT_EQ(got[i], want[i]) << op << " at " << i;
+  }
+}
+
+// 40 values: NaN, +-inf, +-0 and finite values, repeated.
+std::vector<float> special_values() {
+  const std::vector<float> base = {kNaN, -kInf, kInf, -0.f, 0.f, -2.5f, 3.f, -1e-30f, 1e30f, -kNaN};
+  std::vector<float> v;
+  for (int r = 0; r < 4; ++r) v.insert(v.end(), base.begin(), base.end());
+  return v;
+}
+
+std::vector<float> run_unary(KernelFn kernel, const Attrs& attrs, std::vector<float> in) {
+  std::vector<float> out(in.size(), 7.f);
+  const int64_t n = int64_t(in.size());
+  run(kernel, attrs, {view(DType::F32, {n}, in)}, {view(DType::F32, {n}, out)});
+  return out;
+}
+
+TEST(ElementwiseKernels, ReluPropagatesNaN) {
+  const std::vector<float> x = special_values();
+  std::vector<float> want;
+  for (float v : x) want.push_back(std::isnan(v) ? v : (v < 0 ? 0.f : v));
+  expect_same(run_unary(kernel_Relu, {}, x), want, "Relu");
+  // -0 stays -0 as in torch.relu; negatives give +0.
+  const std::vector<float> y = run_unary(kernel_Relu, {}, {-0.f, -3.f});
+  EXPECT_TRUE(std::signbit(y[0]));
+  EXPECT_FALSE(std::signbit(y[1]));
+  // f16 storage computes in f32 and keeps the NaN.
+  std::vector<uint16_t> h = {0x7E00, 0xBC00, 0x3C00, 0xFC00}, hy(4);  // NaN, -1, 1, -inf
+  run(kernel_Relu, {}, {view(DType::F16, {4}, h)}, {view(DType::F16, {4}, hy)});
+  EXPECT_EQ((hy[0] & 0x7C00), 0x7C00);
+  EXPECT_NE((hy[0] & 0x03FF), 0);
+  EXPECT_EQ(hy[1], 0);
+  EXPECT_EQ(hy[2], 0x3C00);
+  EXPECT_EQ(hy[3], 0);
+}
+
+TEST(ElementwiseKernels, LeakyReluCeluHardSigmoidPropagateNaN) {
+  const std::vector<float> x = special_values();
+  Attrs leaky;
+  leaky.set("alpha", 0.5);
+  std::vector<float> want_leaky, want_celu, want_hs;
+  for (float v : x) {
+    want_leaky.push_back(v < 0 ? 0.5f * v : v);
+    want_celu.push_back(std::isnan(v) ? v : std::fmax(0.f, v) + std::fmin(0.f, std::expm1(v)));
+    want_hs.push_back(std::isnan(v) ? v : std::fmax(0.f, std::fmin(1.f, 0.2f * v + 0.5f)));
+  }
+  expect_same(run_unary(kernel_LeakyRelu, leaky, x), want_leaky, "LeakyRelu");
+  expect_same(run_unary(kernel_Celu, {}, x), want_celu, "Celu");
+  expect_same(run_unary(kernel_HardSigmoid, {}, x), want_hs, "HardSigmoid");
+}
+
+TEST(ElementwiseKernels, ClipPropagatesNaN) {
+  std::vector<float> x = special_values(), lo = {-1.f}, hi = {2.f};
+  std::vector<float> out(x.size()), want;
+  for (float v : x) want.push_back(std::isnan(v) ? v : std::fmin(2.f, std::fmax(-1.f, v)));
+  const int64_t n = int64_t(x.size());
+  run(kernel_Clip, {}, {view(DType::F32, {n}, x), view(DType::F32, {}, lo), view(DType::F32, {}, hi)},
+      {view(DType::F32, {n}, out)});
+  expect_same(out, want, "Clip");
+}
+
+TEST(ElementwiseKernels, MaxMinPropagateNaNFromEitherOperand) {
+  std::vector<float> a = special_values();
+  std::vector<float> b(a.rbegin(), a.rend());  // NaN against NaN, numbers and infinities, both sides
+  std::vector<float> mx(a.size()), mn(a.size()), want_mx, want_mn;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool nan = std::isnan(a[i]) || std::isnan(b[i]);
+    want_mx.push_back(nan ? kNaN : std::fmax(a[i], b[i]));
+    want_mn.push_back(nan ? kNaN : std::fmin(a[i], b[i]));
+  }
+  const int64_t n = int64_t(a.size());
+  run(kernel_Max, {}, {view(DType::F32, {n}, a), view(DType::F32, {n}, b)}, {view(DType::F32, {n}, mx)});
+  run(kernel_Min, {}, {view(DType::F32, {n}, a), view(DType::F32, {n}, b)}, {view(DType::F32, {n}, mn)});
+  expect_same(mx, want_mx, "Max");
+  expect_same(mn, want_mn, "Min");
+  // A NaN second operand against a number (the case that used to give the number).
+  std::vector<float> one = {1.f}, nan = {kNaN}, y(1);
+  run(kernel_Max, {}, {view(DType::F32, {1}, one), view(DType::F32, {1}, nan)}, {view(DType::F32, {1}, y)});
+  EXPECT_TRUE(std::isnan(y[0]));
+  run(kernel_Min, {}, {view(DType::F32, {1}, one), view(DType::F32, {1}, nan)}, {view(DType::F32, {1}, y)});
+  EXPECT_TRUE(std::isnan(y[0]));
+}
+
 }  // namespace
 }  // namespace dlc::cpu

@@ -3,6 +3,7 @@
 // for bit — over broadcasting operands, f16/bf16 storage, backward ops, several outputs and
 // tensors large enough for the parallel path. The fused graph also round-trips through the
 // textual IR and the plan file.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,7 +69,8 @@ void check_fusion(const Build& build, int64_t groups) {
   EXPECT_EQ(fusion.run(fused), groups > 0);
   ir::verify(fused);
   EXPECT_EQ(fusion.stats().at("groups"), groups) << ir::print_graph(fused);
-  EXPECT_EQ(count(fused, OpKind::FusedElementwise), groups);
+  // A group may have become a FusedReduce with the reduction of one of its results.
+  EXPECT_EQ(count(fused, OpKind::FusedElementwise) + count(fused, OpKind::FusedReduce), groups);
 
   const std::map<std::string, Tensor> inputs = inputs_for(plain);
   const std::vector<Tensor> want = run_plan(codegen::lower_to_plan(plain), inputs, 1);
@@ -181,6 +183,39 @@ TEST(Fusion, HalfStorageRoundsLikeTheUnfusedKernels) {
   }
 }
 
+// Reciprocal joins a group; a comparison (a bool result) ends one, and its Where starts the next.
+TEST(Fusion, ReciprocalFusesComparisonsStayOut) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {4, 5}});
+        ir::Value* r = op(g, OpKind::Reciprocal,
+                          {op(g, OpKind::Add, {op(g, OpKind::Abs, {x}), scalar(g, DType::F32, 0.5)})});
+        ir::Value* ge = op(g, OpKind::GreaterOrEqual, {r, scalar(g, DType::F32, 0.75)});
+        g.add_output(op(g, OpKind::Mul,
+                        {op(g, OpKind::Where, {ge, r, op(g, OpKind::Neg, {x})}), scalar(g, DType::F32, 3)}));
+      },
+      2);
+}
+
+// Comparisons in a program (the CUDA binding's one-op programs; fusion leaves them out) give
+// what the IR ops give, NaN comparing false, stored as bool.
+TEST(Fusion, KernelComparisonsMatchTheIrOps) {
+  std::vector<float> x = {1, 2, NAN, 3, -0.f}, y = {1, 3, NAN, 2, 0};
+  const char* ops[] = {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"};
+  const std::vector<std::vector<bool>> want = {
+      {1, 0, 0, 0, 1}, {0, 0, 0, 1, 0}, {1, 0, 0, 1, 1}, {0, 1, 0, 0, 0}, {1, 1, 0, 0, 1}};
+  for (size_t k = 0; k < 5; ++k) {
+    std::vector<uint8_t> got(5, 7);
+    Attrs attrs;
+    attrs.set("program", fmt::format("%0 = input 0; %1 = input 1; %2 = {} %0, %1; output %2 bool", ops[k]));
+    cpu::KernelContext ctx =
+        cpu::test::kernel_context(attrs, {cpu::test::view(x, {5}), cpu::test::view(y, {5})},
+                                  {cpu::test::view(DType::Bool, {5}, got.data())}, "FusedElementwise");
+    cpu::find_kernel("FusedElementwise")(ctx);
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(got[i], uint8_t(want[k][i])) << ops[k] << " element " << i;
+  }
+}
+
 TEST(Fusion, LargeTensorsUseBlocksAndThreads) {
   check_fusion(
       [](ir::Graph& g) {
@@ -258,6 +293,150 @@ TEST(Fusion, KernelRejectsAProgramThatDoesNotFitItsStep) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("step 'test' (FusedElementwise)"), std::string::npos) << e.what();
   }
+}
+
+// ---- reduction fusion (passes/reduce_fusion.h): FusedReduce against the unfused producer and
+// reduction, bit for bit with the same thread count (1, 2 and 3 threads: the serial, the
+// parallel and the split paths of the reduction kernel).
+
+Attrs reduce_attrs(std::vector<int64_t> axes, int64_t keepdims) {
+  Attrs a;
+  a.set("axes", std::move(axes));
+  a.set("keepdims", keepdims);
+  return a;
+}
+
+// Fuses a copy of `build`'s graph; expects `reductions` FusedReduce nodes (and `elementwise`
+// FusedElementwise ones) and the unfused outputs bit for bit, also after the textual IR.
+void check_reduce_fusion(const Build& build, int64_t reductions, int64_t elementwise = 0) {
+  ir::Graph plain, fused;
+  build(plain);
+  build(fused);
+  passes::Fusion fusion;
+  fusion.run(fused);
+  ir::verify(fused);
+  const std::string text = ir::print_graph(fused);
+  EXPECT_EQ(fusion.stats().at("reductions_fused"), reductions) << text;
+  EXPECT_EQ(count(fused, OpKind::FusedReduce), reductions) << text;
+  EXPECT_EQ(count(fused, OpKind::FusedElementwise), elementwise) << text;
+  const std::map<std::string, Tensor> inputs = inputs_for(plain);
+  const plan::Plan plain_plan = codegen::lower_to_plan(plain);
+  const plan::Plan fused_plan = codegen::lower_to_plan(*ir::parse_graph(text));
+  for (int threads : {1, 2, 3}) {
+    const std::vector<Tensor> want = run_plan(plain_plan, inputs, threads);
+    const std::vector<Tensor> got = run_plan(fused_plan, inputs, threads);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], want[i]) << "output " << i << ", " << threads << " threads";
+  }
+}
+
+TEST(ReduceFusion, BiasGradientOfAReluGradChain) {
+  for (int64_t rows : {16, 4096}) {  // serial; parallel over column blocks
+    check_reduce_fusion(
+        [rows](ir::Graph& g) {
+          ir::Value* dy = g.add_input("dy", {DType::F32, {rows, 96}});
+          ir::Value* y = g.add_input("y", {DType::F32, {rows, 96}});
+          ir::Value* s = op(g, OpKind::Mul, {op(g, OpKind::ReluGrad, {dy, y}), scalar(g, DType::F32, 0.25)});
+          g.add_output(op(g, OpKind::ReduceSum, {s}, reduce_attrs({0}, 0)));
+        },
+        1);
+  }
+}
+
+TEST(ReduceFusion, RowsColumnsMeanAndALoneProducer) {
+  // Rows longer than a block, reduced by ReduceMean, keepdims.
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {33, 700}});
+        ir::Value* b = g.add_input("b", {DType::F32, {700}});
+        ir::Value* h = op(g, OpKind::Add, {op(g, OpKind::Mul, {x, x}), b});
+        g.add_output(op(g, OpKind::ReduceMean, {h}, reduce_attrs({1}, 1)));
+      },
+      1);
+  // The middle axes of [4, 30, 10, 70], a broadcast operand; a lone op's result.
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {4, 30, 10, 70}});
+        ir::Value* b = g.add_input("b", {DType::F32, {30, 1, 1}});
+        g.add_output(op(g, OpKind::ReduceSum, {op(g, OpKind::Sub, {x, b})}, reduce_attrs({1, 2}, 0)));
+      },
+      1);
+  // Everything to one value, long enough for the split over threads; a 16-bit operand.
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F16, {160, 129}});
+        ir::Value* h = g.add_input("h", {DType::F32, {129}});
+        Attrs to_f32;
+        to_f32.set("to", std::string("f32"));
+        ir::Value* t = op(g, OpKind::Tanh, {op(g, OpKind::Mul, {op(g, OpKind::Cast, {x}, to_f32), h})});
+        g.add_output(op(g, OpKind::ReduceSum, {t}, reduce_attrs({}, 0)));
+      },
+      1);
+}
+
+// A result the reduction reads and something else uses too is stored by the fused node (a bias
+// gradient's dZ also feeds the weight gradient); so are the producer's other results.
+TEST(ReduceFusion, StoresResultsUsedElsewhere) {
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {64, 48}});
+        ir::Value* w = g.add_input("w", {DType::F32, {48, 8}});
+        ir::Value* r = op(g, OpKind::Relu, {op(g, OpKind::Neg, {x})});
+        g.add_output(op(g, OpKind::ReduceSum, {r}, reduce_attrs({0}, 1)));
+        g.add_output(op(g, OpKind::MatMul, {r, w}));
+        g.add_output(r);
+      },
+      1);
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* z = g.add_input("z", {DType::F32, {3, 4, 5}});
+        ir::Value* a = op(g, OpKind::Sigmoid, {z});
+        ir::Value* c = op(g, OpKind::Cast, {op(g, OpKind::Mul, {a, z})}, [] {
+          Attrs t;
+          t.set("to", std::string("f16"));
+          return t;
+        }());
+        g.add_output(op(g, OpKind::ReduceSum, {a}, reduce_attrs({2}, 0)));
+        g.add_output(c);
+      },
+      1);
+}
+
+TEST(ReduceFusion, LeavesAloneWhatItMustNot) {
+  // A 16-bit reduction, ReduceMax, axes that are not adjacent (the lone Abs stays as it is).
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F16, {8, 5}});
+        g.add_output(
+            op(g, OpKind::ReduceSum, {op(g, OpKind::Relu, {op(g, OpKind::Neg, {x})})}, reduce_attrs({0}, 0)));
+        ir::Value* z = g.add_input("z", {DType::F32, {3, 4, 5}});
+        g.add_output(
+            op(g, OpKind::ReduceMax, {op(g, OpKind::Exp, {op(g, OpKind::Neg, {z})})}, reduce_attrs({0}, 0)));
+        g.add_output(op(g, OpKind::ReduceSum, {op(g, OpKind::Abs, {z})}, reduce_attrs({0, 2}, 0)));
+      },
+      0, 2);
+}
+
+// FusedReduce's kernel checks its step: one f32 result, adjacent axes, the output's size.
+TEST(ReduceFusion, KernelRejectsAStepThatDoesNotFit) {
+  std::vector<float> x(12), y(4);
+  const auto run = [&](const std::string& reduce, std::vector<int64_t> axes, Shape out_dims) {
+    Attrs attrs;
+    attrs.set("program", std::string("%0 = input 0; %1 = Relu %0; output %1 f32"));
+    attrs.set("reduce", reduce);
+    attrs.set("axes", std::move(axes));
+    attrs.set("keepdims", int64_t(0));
+    cpu::KernelContext ctx = cpu::test::kernel_context(
+        attrs, {cpu::test::view(x, {3, 4})}, {cpu::test::view(y, std::move(out_dims))}, "FusedReduce");
+    cpu::find_kernel("FusedReduce")(ctx);
+  };
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) - 5.f;
+  run("ReduceSum", {0}, {4});
+  EXPECT_EQ(y, (std::vector<float>{3, 4, 6, 8}));  // Relu of -5 … 6, columns summed
+  EXPECT_THROW(run("ReduceMax", {0}, {4}), Error);
+  EXPECT_THROW(run("ReduceSum", {1}, {4}), Error);
+  EXPECT_THROW(run("ReduceSum", {0, 0}, {4}), Error);
 }
 
 }  // namespace

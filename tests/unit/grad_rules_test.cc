@@ -378,6 +378,14 @@ TEST_F(GradRule, MatMulWithBatchBroadcasting) {
          attrs({{"transpose_a", int64_t(1)}})});
 }
 
+// The fusion pass's epilogue (alpha * product + bias), should a fused graph be differentiated.
+TEST_F(GradRule, MatMulWithFusedEpilogue) {
+  check({OpKind::MatMul,
+         {param(uniform({2, 3, 4})), param(uniform({5, 4})), param(uniform({5}))},
+         attrs({{"transpose_b", int64_t(1)}, {"alpha", 0.5}})});
+  check({OpKind::MatMul, {param(uniform({3, 4})), param(uniform({4, 2})), param(uniform({1, 2}))}});
+}
+
 TEST_F(GradRule, MatMulWithVectorOperands) {
   check({OpKind::MatMul, {param(uniform({4})), param(uniform({2, 4, 3}))}});
   check({OpKind::MatMul, {param(uniform({2, 3, 4})), param(uniform({4}))}});

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "runtime/cpu/kernel.h"
@@ -111,12 +112,13 @@ TEST(NnKernels, MatMulVectorOperands) {
 }
 
 // MaxPool 2x2/2 on an even input (its vectorized path) against the window maximum by hand, with
-// ties and a NaN in the first tap of a window (it stays, as in the general loop).
+// ties and NaNs in each tap position of a window (a NaN is the maximum, as in torch).
 TEST(NnKernels, MaxPool2x2TilingByHand) {
   const int64_t N = 2, C = 3, H = 6, W = 10;
   std::vector<float> x = random_values(N * C * H * W, 7);
   for (size_t i = 0; i < x.size(); i += 3) x[i] = std::round(x[i]);  // ties
-  x[0] = std::nanf("");
+  for (size_t i : {size_t(0), size_t(3), size_t(W + 4), size_t(W + 7)}) x[i] = std::nanf("");
+  x[2 * W + 1] = std::numeric_limits<float>::infinity();
   std::vector<float> y(size_t(N * C * (H / 2) * (W / 2)));
   Attrs a;
   a.set("kernel_shape", Shape{2, 2});
@@ -128,13 +130,51 @@ TEST(NnKernels, MaxPool2x2TilingByHand) {
       for (int64_t ow = 0; ow < W / 2; ++ow) {
         const float* xp = x.data() + p * H * W + 2 * oh * W + 2 * ow;
         float want = xp[0];
-        for (float v : {xp[1], xp[W], xp[W + 1]}) want = v > want ? v : want;
+        for (float v : {xp[1], xp[W], xp[W + 1]}) want = v > want || std::isnan(v) ? v : want;
         const float got = y[size_t((p * (H / 2) + oh) * (W / 2) + ow)];
         if (std::isnan(want))
           EXPECT_TRUE(std::isnan(got));
         else
           EXPECT_EQ(got, want) << p << " " << oh << " " << ow;
       }
+}
+
+// MaxPool off the 2x2 path (overlapping 3x3 windows, stride 1, padding): on oneDNN without
+// indices, on the general loop with them. A NaN anywhere in a window is its maximum (torch's
+// max_pool2d), and the index points at it.
+TEST(NnKernels, MaxPoolPropagatesNaNOnEveryPath) {
+  const int64_t H = 5, W = 6;
+  std::vector<float> x = random_values(H * W, 9);
+  const int64_t nan_at = 2 * W + 3;
+  x[size_t(nan_at)] = std::nanf("");
+  x[0] = -std::numeric_limits<float>::infinity();
+  Attrs a;
+  a.set("kernel_shape", Shape{3, 3});
+  a.set("pads", Shape{1, 1, 1, 1});
+  const Shape ys = {1, 1, H, W};
+  std::vector<float> y(size_t(H * W)), y_idx(size_t(H * W));
+  std::vector<int64_t> idx(size_t(H * W));
+  KernelContext plain = kernel_context(a, {view(x, {1, 1, H, W})}, {view(y, ys)}, "MaxPool");
+  kernel_MaxPool(plain);
+  KernelContext with_idx = kernel_context(
+      a, {view(x, {1, 1, H, W})}, {view(y_idx, ys), test::view(DType::I64, ys, idx.data())}, "MaxPool");
+  kernel_MaxPool(with_idx);
+  for (int64_t oh = 0; oh < H; ++oh)
+    for (int64_t ow = 0; ow < W; ++ow) {
+      const size_t o = size_t(oh * W + ow);
+      if (std::abs(oh - 2) <= 1 && std::abs(ow - 3) <= 1) {
+        EXPECT_TRUE(std::isnan(y[o])) << oh << " " << ow;
+        EXPECT_TRUE(std::isnan(y_idx[o])) << oh << " " << ow;
+        EXPECT_EQ(idx[o], nan_at) << oh << " " << ow;
+        continue;
+      }
+      float want = -std::numeric_limits<float>::infinity();
+      for (int64_t i = std::max<int64_t>(oh - 1, 0); i <= std::min(oh + 1, H - 1); ++i)
+        for (int64_t j = std::max<int64_t>(ow - 1, 0); j <= std::min(ow + 1, W - 1); ++j)
+          want = std::max(want, x[size_t(i * W + j)]);
+      EXPECT_EQ(y[o], want) << oh << " " << ow;
+      EXPECT_EQ(y_idx[o], want) << oh << " " << ow;
+    }
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ using test::random_values;
 using test::view;
 
 // MaxPoolGrad by definition: every output's dy goes to the first valid tap (row-major window
-// order) with the window's largest x.
+// order) with the window's largest x, or to its last NaN (torch's max_pool picks it).
 std::vector<float> max_pool_grad_reference(const std::vector<float>& x, const std::vector<float>& dy,
                                            const Shape& xs, const Shape& ys, const Shape& k, const Shape& s,
                                            const Shape& pads, const Shape& dil) {
@@ -39,7 +39,9 @@ std::vector<float> max_pool_grad_reference(const std::vector<float>& x, const st
           inside = inside && pos >= 0 && pos < in[d];
           idx = idx * in[d] + pos;
         }
-        if (inside && (best < 0 || x[size_t(p * in_size + idx)] > x[size_t(p * in_size + best)])) best = idx;
+        if (!inside) continue;
+        const float v = x[size_t(p * in_size + idx)];
+        if (best < 0 || std::isnan(v) || v > x[size_t(p * in_size + best)]) best = idx;
       }
       if (best >= 0) dx[size_t(p * in_size + best)] += dy[size_t(p * out_size + oi)];
     }
@@ -55,7 +57,8 @@ void check_max_pool_grad(const Shape& xs, const Shape& k, const Shape& s, const 
   std::vector<float> x = random_values(num_elements(xs), 1), dy = random_values(num_elements(ys), 2);
   if (ties)
     for (float& v : x) v = std::round(v);  // -1, 0, 1: ties in most windows
-  x[0] = std::nanf("");                    // never greater, so a NaN first tap keeps its window's gradient
+  // NaNs: a first tap, and taps inside windows (NaN is the maximum; two close ones share windows).
+  for (size_t i : {size_t(0), x.size() / 3, x.size() / 3 + 1, x.size() / 2 + 5}) x[i] = std::nanf("");
   std::vector<float> dx(x.size(), 7.f);
   Attrs a;
   a.set("kernel_shape", k);

@@ -181,16 +181,15 @@ constexpr bool is_nan_value(T v) {
     return false;
 }
 
-// Max/Min propagating NaN like numpy's maximum/minimum.
+// Max/Min propagating a NaN operand like numpy's maximum/minimum and torch.maximum/minimum (a
+// when both are NaN or equal). Branch-free selects, so the loops stay vectorized.
 template <typename T>
 T max_value(T a, T b) {
-  if (is_nan_value(a)) return a;
-  return a < b ? b : a;
+  return is_nan_value(b) || a < b ? b : a;
 }
 template <typename T>
 T min_value(T a, T b) {
-  if (is_nan_value(a)) return a;
-  return b < a ? b : a;
+  return is_nan_value(b) || b < a ? b : a;
 }
 
 // ---- Cast: every dtype to every dtype, through int64 (integers, bool) or double (floats).
@@ -269,7 +268,8 @@ void kernel_Sign(KernelContext& ctx) {
 }
 
 void kernel_Relu(KernelContext& ctx) {
-  unary_numeric(ctx, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
+  // NaN and -0 pass through as in torch.relu (one max instruction: NaN < 0 is false).
+  unary_numeric(ctx, [](auto v) { return v < decltype(v)(0) ? decltype(v)(0) : v; });
 }
 
 void kernel_Not(KernelContext& ctx) {
@@ -330,7 +330,7 @@ void kernel_Celu(KernelContext& ctx) {
   unary_float(ctx, [alpha](auto x) {
     using T = decltype(x);
     const T a = T(alpha);
-    return std::fmax(T(0), x) + std::fmin(T(0), a * std::expm1(x / a));
+    return max_value(T(0), x) + min_value(T(0), a * std::expm1(x / a));  // NaN propagates
   });
 }
 
@@ -355,7 +355,7 @@ void kernel_HardSigmoid(KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 0.2), beta = ctx.attrs.f("beta", 0.5);
   unary_float(ctx, [alpha, beta](auto x) {
     using T = decltype(x);
-    return std::fmax(T(0), std::fmin(T(1), T(alpha) * x + T(beta)));
+    return max_value(T(0), min_value(T(1), T(alpha) * x + T(beta)));  // NaN propagates
   });
 }
 
@@ -398,11 +398,9 @@ void kernel_Clip(KernelContext& ctx) {
     C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
     if (ctx.has_input(1)) lo = load(*ctx.inputs[1].as<T>());
     if (ctx.has_input(2)) hi = load(*ctx.inputs[2].as<T>());
-    map_unary<T>(ctx.inputs[0], ctx.outputs[0], [lo, hi](T v) {
-      C x = load(v);
-      x = x < lo ? lo : x;
-      return store<T>(x > hi ? hi : x);
-    });
+    // A NaN x or bound gives NaN, as in torch.clamp and numpy.clip.
+    map_unary<T>(ctx.inputs[0], ctx.outputs[0],
+                 [lo, hi](T v) { return store<T>(min_value(max_value(load(v), lo), hi)); });
   });
 }
 

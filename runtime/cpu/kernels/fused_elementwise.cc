@@ -1,9 +1,12 @@
-// The CPU kernel of FusedElementwise: interprets the step's expression program
+// The CPU kernels of FusedElementwise and FusedReduce: interpret the step's expression program
 // (dlc/expr_program.h) over blocks of output elements. Each block loads its slice of every input
 // into an f32 register row (broadcast inputs through collapsed strides), runs the instructions
 // one at a time as tight loops over the block (vectorizable), and stores the outputs; OpenMP
 // splits the blocks over threads. Each op computes exactly what the op's own CPU kernel computes
-// in f32, so a fused f32 chain gives the bits of the unfused one.
+// in f32, so a fused f32 chain gives the bits of the unfused one. FusedReduce runs the program
+// over blocks of the reduction's input and sums output 0 in f64 as it comes, in the order (and
+// with the split of a long reduction over threads) of the ReduceSum kernel (reduction.cc), so it
+// gives the unfused bits too without storing that output; its other outputs are stored per block.
 #include <omp.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include "dlc/half.h"
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel.h"
 
 namespace dlc::cpu {
 
@@ -60,7 +64,8 @@ struct FusedState final : KernelState {
   Layout layout;
 };
 
-ExprProgram program_of(const KernelContext& ctx) {
+// The step's program; `elementwise`: every output has the program's dtype and dims.
+ExprProgram program_of(const KernelContext& ctx, bool elementwise) {
   std::vector<ExprInput> inputs;
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     if (!ctx.inputs[i].data) ctx.fail("input {} is absent", i);
@@ -77,7 +82,7 @@ ExprProgram program_of(const KernelContext& ctx) {
   } catch (const Error& e) {
     ctx.fail("{}", e.what());
   }
-  for (size_t i = 0; i < ctx.outputs.size(); ++i)
+  for (size_t i = 0; i < ctx.outputs.size() && elementwise; ++i)
     if (ctx.outputs[i].dtype != p.outputs[i].dtype || ctx.outputs[i].dims != p.dims)
       ctx.fail("output {} is {}{}, the program makes {}{}", i, dtype_name(ctx.outputs[i].dtype),
                shape_str(ctx.outputs[i].dims), dtype_name(p.outputs[i].dtype), shape_str(p.dims));
@@ -198,15 +203,15 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
     case ExprOp::Pow:
       return map2(arg(0), arg(1), y, n, [](float a, float b) { return std::pow(a, b); });
     case ExprOp::Max:
-      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a != a ? a : (a < b ? b : a); });
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return b != b || a < b ? b : a; });
     case ExprOp::Min:
-      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a != a ? a : (b < a ? b : a); });
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return b != b || b < a ? b : a; });
     case ExprOp::Neg:
       return map1(arg(0), y, n, [](float a) { return -a; });
     case ExprOp::Abs:
       return map1(arg(0), y, n, [](float a) { return std::fabs(a); });
     case ExprOp::Relu:
-      return map1(arg(0), y, n, [](float a) { return a > 0.f ? a : 0.f; });
+      return map1(arg(0), y, n, [](float a) { return a < 0.f ? 0.f : a; });
     case ExprOp::Sigmoid:
       return map1(arg(0), y, n, [](float x) {
         return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
@@ -229,11 +234,23 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
     }
     case ExprOp::Clip:
       return map3(arg(0), arg(1), arg(2), y, n, [](float x, float lo, float hi) {
-        x = x < lo ? lo : x;
-        return x > hi ? hi : x;
+        x = lo != lo || x < lo ? lo : x;  // a NaN x or bound gives NaN
+        return hi != hi || hi < x ? hi : x;
       });
     case ExprOp::ReluGrad:
       return map2(arg(0), arg(1), y, n, [](float dy, float v) { return v > 0.f ? dy : 0.f; });
+    case ExprOp::Reciprocal:
+      return map1(arg(0), y, n, [](float a) { return 1.f / a; });
+    case ExprOp::Equal:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a == b ? 1.f : 0.f; });
+    case ExprOp::Greater:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a > b ? 1.f : 0.f; });
+    case ExprOp::GreaterOrEqual:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a >= b ? 1.f : 0.f; });
+    case ExprOp::Less:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a < b ? 1.f : 0.f; });
+    case ExprOp::LessOrEqual:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a <= b ? 1.f : 0.f; });
   }
 }
 
@@ -248,8 +265,32 @@ float* registers(const ExprProgram& p) {
   return regs.data();
 }
 
-// Blocks [first, last) of the output. An f32 input in output order is read where it lies;
-// every other value gets a register row.
+// Output elements [begin, begin + n), n <= kBlock: src[k] then points at value k's elements. An
+// f32 input in output order is read where it lies; every other value gets a register row.
+void eval_block(const KernelContext& ctx, const ExprProgram& p, const Layout& l, float* regs,
+                const float** src, int64_t begin, int64_t n) {
+  for (size_t k = 0; k < p.instrs.size(); ++k) {
+    const ExprInstr& in = p.instrs[k];
+    float* y = regs + k * kBlock;
+    src[k] = y;
+    if (in.op != ExprOp::Input) {
+      run_instr(in, src, n, y);
+      continue;
+    }
+    const size_t i = size_t(in.input);
+    const TensorView& v = ctx.inputs[i];
+    if (l.full[i] && v.dtype == DType::F32)
+      src[k] = v.as<const float>() + begin;
+    else if (l.full[i])
+      load(v, begin, 1, n, y);
+    else if (l.scalar[i])
+      load(v, 0, 0, n, y);
+    else
+      load_broadcast(v, l, i, begin, n, y);
+  }
+}
+
+// Blocks [first, last) of the output.
 void run_blocks(const KernelContext& ctx, const ExprProgram& p, const Layout& l, int64_t first,
                 int64_t last) {
   float* regs = registers(p);
@@ -257,25 +298,7 @@ void run_blocks(const KernelContext& ctx, const ExprProgram& p, const Layout& l,
   const int64_t total = num_elements(p.dims);
   for (int64_t b = first; b < last; ++b) {
     const int64_t begin = b * kBlock, n = std::min(kBlock, total - begin);
-    for (size_t k = 0; k < p.instrs.size(); ++k) {
-      const ExprInstr& in = p.instrs[k];
-      float* y = regs + k * kBlock;
-      src[k] = y;
-      if (in.op != ExprOp::Input) {
-        run_instr(in, src.data(), n, y);
-        continue;
-      }
-      const size_t i = size_t(in.input);
-      const TensorView& v = ctx.inputs[i];
-      if (l.full[i] && v.dtype == DType::F32)
-        src[k] = v.as<const float>() + begin;
-      else if (l.full[i])
-        load(v, begin, 1, n, y);
-      else if (l.scalar[i])
-        load(v, 0, 0, n, y);
-      else
-        load_broadcast(v, l, i, begin, n, y);
-    }
+    eval_block(ctx, p, l, regs, src.data(), begin, n);
     for (size_t o = 0; o < p.outputs.size(); ++o)
       store(src[size_t(p.outputs[o].value)], n, ctx.outputs[o], begin);
   }
@@ -292,14 +315,142 @@ void run_program(const KernelContext& ctx, const ExprProgram& p, const Layout& l
   }
 }
 
+// ---- FusedReduce
+
+// The program and the reduction's [outer, R, inner] view of its dims.
+struct ReduceState final : KernelState {
+  ExprProgram program;
+  Layout layout;
+  int64_t outer = 1, R = 1, inner = 1;
+  bool mean = false;
+
+  float finish(double sum) const { return float(mean ? sum / double(R) : sum); }
+};
+
+ReduceState reduce_state(const KernelContext& ctx) {
+  ReduceState st;
+  st.program = program_of(ctx, false);
+  st.layout = make_layout(st.program);
+  const std::string& op = ctx.attrs.s("reduce");
+  if (op != "ReduceSum" && op != "ReduceMean") ctx.fail("reduce '{}' is not ReduceSum or ReduceMean", op);
+  st.mean = op == "ReduceMean";
+  const Shape& dims = st.program.dims;
+  std::vector<int64_t> axes = ctx.attrs.ints("axes", {});
+  if (axes.empty())
+    for (int64_t d = 0; d < int64_t(dims.size()); ++d) axes.push_back(d);
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= int64_t(dims.size()) || (i > 0 && axes[i] != axes[i - 1] + 1))
+      ctx.fail("axes must be adjacent, increasing and within rank {}", dims.size());
+  for (int64_t d = 0; d < int64_t(dims.size()); ++d)
+    (axes.empty() || d < axes.front() ? st.outer : d <= axes.back() ? st.R : st.inner) *= dims[size_t(d)];
+  if (st.program.outputs[0].dtype != DType::F32 || ctx.outputs[0].dtype != DType::F32 ||
+      num_elements(ctx.outputs[0].dims) != st.outer * st.inner)
+    ctx.fail("expects the program's f32 output 0 reduced to an f32 output of {} elements",
+             st.outer * st.inner);
+  for (size_t i = 1; i < ctx.outputs.size(); ++i)
+    if (ctx.outputs[i].dtype != st.program.outputs[i].dtype || ctx.outputs[i].dims != dims)
+      ctx.fail("output {} is {}{}, the program makes {}{}", i, dtype_name(ctx.outputs[i].dtype),
+               shape_str(ctx.outputs[i].dims), dtype_name(st.program.outputs[i].dtype), shape_str(dims));
+  return st;
+}
+
+// Program output 0 over elements [begin, begin + n) (n <= kBlock), with outputs 1, … stored.
+const float* eval_reduced(const KernelContext& ctx, const ReduceState& st, float* regs, const float** src,
+                          int64_t begin, int64_t n) {
+  const ExprProgram& p = st.program;
+  eval_block(ctx, p, st.layout, regs, src, begin, n);
+  for (size_t o = 1; o < p.outputs.size(); ++o)
+    store(src[size_t(p.outputs[o].value)], n, ctx.outputs[o], begin);
+  return src[size_t(p.outputs[0].value)];
+}
+
+// acc[i] += element (o, j, i0 + i) of program output 0 for j in [j0, j1) (in that order), i < n.
+void accumulate(const KernelContext& ctx, const ReduceState& st, float* regs, const float** src, int64_t o,
+                int64_t j0, int64_t j1, int64_t i0, int64_t n, double* __restrict acc) {
+  if (st.inner == 1) {  // the run of the row in blocks
+    for (int64_t j = j0; j < j1; j += kBlock) {
+      const int64_t m = std::min(kBlock, j1 - j);
+      const float* v = eval_reduced(ctx, st, regs, src, o * st.R + j, m);
+      double a = acc[0];
+      for (int64_t k = 0; k < m; ++k) a += double(v[k]);
+      acc[0] = a;
+    }
+    return;
+  }
+  for (int64_t j = j0; j < j1; ++j) {
+    const float* __restrict v = eval_reduced(ctx, st, regs, src, (o * st.R + j) * st.inner + i0, n);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) acc[i] += double(v[i]);
+  }
+}
+
+// The blocks of inner under outer index o: calls f(i0, n) for each.
+template <typename F>
+void for_inner_blocks(const ReduceState& st, F&& f) {
+  for (int64_t i0 = 0; i0 < st.inner; i0 += kBlock) f(i0, std::min(kBlock, st.inner - i0));
+}
+
+void run_reduce(const KernelContext& ctx, const ReduceState& st, float* y) {
+  const int64_t nout = st.outer * st.inner, threads = omp_get_max_threads();
+  if (threads > 1 && nout < threads && st.R >= kReduceSplitMin) {  // partial sums per chunk, then in order
+    const int64_t chunks = std::min<int64_t>(threads, st.R / (kReduceSplitMin / 2));
+    std::vector<double> part(size_t(chunks * nout), 0.0);
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      float* regs = registers(st.program);
+      std::vector<const float*> src(st.program.instrs.size());
+      const int64_t j0 = st.R * c / chunks, j1 = st.R * (c + 1) / chunks;
+      for (int64_t o = 0; o < st.outer; ++o)
+        for_inner_blocks(st, [&](int64_t i0, int64_t n) {
+          accumulate(ctx, st, regs, src.data(), o, j0, j1, i0, n, part.data() + c * nout + o * st.inner + i0);
+        });
+    }
+    for (int64_t k = 0; k < nout; ++k) {
+      double a = part[size_t(k)];
+      for (int64_t c = 1; c < chunks; ++c) a += part[size_t(c * nout + k)];
+      y[k] = st.finish(a);
+    }
+    return;
+  }
+  const int64_t blocks = (st.inner + kBlock - 1) / kBlock, tasks = st.outer * blocks;
+  const bool parallel = tasks > 1 && st.outer * st.R * st.inner > kReduceParallelWork;
+#pragma omp parallel if (parallel)
+  {
+    float* regs = registers(st.program);
+    std::vector<const float*> src(st.program.instrs.size());
+    double acc[kBlock];
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, n = std::min(kBlock, st.inner - i0);
+      std::fill_n(acc, n, 0.0);
+      accumulate(ctx, st, regs, src.data(), o, 0, st.R, i0, n, acc);
+      for (int64_t i = 0; i < n; ++i) y[o * st.inner + i0 + i] = st.finish(acc[i]);
+    }
+  }
+}
+
 }  // namespace
+
+void kernel_FusedReduce(KernelContext& ctx) {
+  ReduceState* state = ctx.state ? dynamic_cast<ReduceState*>(ctx.state->get()) : nullptr;
+  ReduceState local;
+  if (!state) {
+    local = reduce_state(ctx);
+    state = &local;
+    if (ctx.state) {
+      *ctx.state = std::make_unique<ReduceState>(std::move(local));
+      state = static_cast<ReduceState*>(ctx.state->get());
+    }
+  }
+  run_reduce(ctx, *state, ctx.outputs[0].as<float>());
+}
 
 void kernel_FusedElementwise(KernelContext& ctx) {
   FusedState* state = ctx.state ? dynamic_cast<FusedState*>(ctx.state->get()) : nullptr;
   FusedState local;
   if (!state) {
     state = &local;
-    local.program = program_of(ctx);
+    local.program = program_of(ctx, true);
     local.layout = make_layout(local.program);
     if (ctx.state) {
       *ctx.state = std::make_unique<FusedState>(std::move(local));

@@ -1,6 +1,8 @@
 // CPU MatMul: numpy matmul (rank-1 operands promoted, batch broadcasting) with optional
-// transposes of the last two dims. f32 runs on oneDNN's matmul (f16/bf16 widened to it, cpu/widen.h);
-// other dtypes on a plain loop.
+// transposes of the last two dims and the fused epilogue alpha * product + bias (bias along the
+// last dim). f32 runs on oneDNN's matmul (f16/bf16 widened to it, cpu/widen.h): the bias as its
+// bias argument, alpha as output scales — with both, the bias becomes a binary-add post-op, since
+// oneDNN scales its bias argument too; other dtypes on a plain loop.
 #include <algorithm>
 
 #include "runtime/cpu/dispatch.h"
@@ -18,6 +20,14 @@ struct MatmulGeometry {
   Shape a_dims, a_strides, b_dims, b_strides, c_dims;
   int64_t m = 0, n = 0, k = 0;
 };
+
+// The fused epilogue: alpha * product + bias, the bias a row of n values (or absent).
+struct Epilogue {
+  float alpha = 1.0f;
+  bool bias = false;
+};
+
+Epilogue epilogue(const KernelContext& ctx) { return {float(ctx.attrs.f("alpha", 1.0)), ctx.has_input(2)}; }
 
 // Logical dims/strides of one operand, padded to `rank`; `transpose` swaps the last two.
 void operand_view(Shape dims, bool transpose, size_t rank, Shape* out_dims, Shape* out_strides) {
@@ -52,11 +62,13 @@ MatmulGeometry geometry(const KernelContext& ctx) {
   if (num_elements(g.c_dims) != ctx.outputs[0].numel())
     ctx.fail("operands {} and {} do not give the output {}", shape_str(ctx.inputs[0].dims),
              shape_str(ctx.inputs[1].dims), shape_str(ctx.outputs[0].dims));
+  if (ctx.has_input(2) && ctx.inputs[2].numel() != g.n)
+    ctx.fail("bias {} is not a row of the {} output columns", shape_str(ctx.inputs[2].dims), g.n);
   return g;
 }
 
 template <typename T>
-void matmul_loop(const MatmulGeometry& g, const T* a, const T* b, T* c) {
+void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T* b, const T* bias, T* c) {
   const size_t rank = g.c_dims.size();
   const int64_t batches = num_elements(Shape(g.c_dims.begin(), g.c_dims.end() - 2));
   const int64_t as_m = g.a_strides[rank - 2], as_k = g.a_strides[rank - 1];
@@ -78,6 +90,10 @@ void matmul_loop(const MatmulGeometry& g, const T* a, const T* b, T* c) {
         const T* brow = b + bo + p * bs_k;
         for (int64_t j = 0; j < g.n; ++j) row[j] += av * brow[j * bs_n];
       }
+      if (e.alpha != 1.0f)
+        for (int64_t j = 0; j < g.n; ++j) row[j] = T(row[j] * e.alpha);
+      if (bias)
+        for (int64_t j = 0; j < g.n; ++j) row[j] += bias[j];
     }
   }
 }
@@ -93,17 +109,38 @@ Shape dense_strides(const Shape& dims, Shape st) {
   return st;
 }
 
-onednn::PrimitiveState build_matmul(const MatmulGeometry& g, DType t) {
+// The argument id of the bias when it is a binary-add post-op.
+constexpr int kBiasPostOpArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+
+onednn::PrimitiveState build_matmul(const MatmulGeometry& g, const Epilogue& e, DType t) {
   using namespace onednn;
   auto a_md = strided_desc(g.a_dims, dense_strides(g.a_dims, g.a_strides), t);
   auto b_md = strided_desc(g.b_dims, dense_strides(g.b_dims, g.b_strides), t);
   auto c_md = plain_desc(g.c_dims, t);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine());
+  Shape bias_dims(g.c_dims.size(), 1);
+  bias_dims.back() = g.n;
+  const dnnl::memory::desc bias_md = e.bias ? plain_desc(bias_dims, t) : dnnl::memory::desc();
+  // oneDNN adds its bias argument before the output scales: with alpha, the bias is a post-op.
+  const bool bias_post_op = e.bias && e.alpha != 1.0f;
+  dnnl::primitive_attr attr;
+  if (e.alpha != 1.0f) attr.set_output_scales(0, {e.alpha});
+  if (bias_post_op) {
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, bias_md);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::desc d = e.bias && !bias_post_op ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md)
+                                                       : dnnl::matmul::desc(a_md, b_md, c_md);
+  dnnl::matmul::primitive_desc pd(d, attr, engine());
   PrimitiveState st;
   st.prim = dnnl::matmul(pd);
   st.args[DNNL_ARG_SRC] = Arg(a_md, pd.src_desc());
   st.args[DNNL_ARG_WEIGHTS] = Arg(b_md, pd.weights_desc());
   st.args[DNNL_ARG_DST] = Arg(c_md, pd.dst_desc());
+  if (bias_post_op)
+    st.args[kBiasPostOpArg] = Arg(bias_md, bias_md);
+  else if (e.bias)
+    st.args[DNNL_ARG_BIAS] = Arg(bias_md, pd.bias_desc());
   return st;
 }
 
@@ -112,26 +149,27 @@ onednn::PrimitiveState build_matmul(const MatmulGeometry& g, DType t) {
 void kernel_MatMul(KernelContext& ctx) {
   if (run_widened(ctx, kernel_MatMul)) return;
   const MatmulGeometry g = geometry(ctx);
+  const Epilogue e = epilogue(ctx);
   const TensorView &a = ctx.inputs[0], &b = ctx.inputs[1], &c = ctx.outputs[0];
+  const void* bias = e.bias ? ctx.inputs[2].data : nullptr;
   if (c.numel() == 0) return;
-  if (g.k == 0) {
-    std::fill_n(static_cast<uint8_t*>(c.data), c.bytes(), uint8_t(0));
-    return;
-  }
-  if (a.dtype == DType::F32) {
+  if (a.dtype == DType::F32 && g.k > 0) {
     std::unique_ptr<KernelState> local;
     try {
-      auto& st =
-          onednn::cached_state<onednn::PrimitiveState>(ctx, local, [&] { return build_matmul(g, a.dtype); });
-      onednn::execute(st, {{DNNL_ARG_SRC, a.data}, {DNNL_ARG_WEIGHTS, b.data}}, {{DNNL_ARG_DST, c.data}});
-    } catch (const dnnl::error& e) {
-      ctx.fail("{} ({} x {})", onednn::describe(e), shape_str(a.dims), shape_str(b.dims));
+      auto& st = onednn::cached_state<onednn::PrimitiveState>(ctx, local,
+                                                              [&] { return build_matmul(g, e, a.dtype); });
+      const int bias_arg = e.alpha != 1.0f ? kBiasPostOpArg : DNNL_ARG_BIAS;
+      onednn::execute(st, {{DNNL_ARG_SRC, a.data}, {DNNL_ARG_WEIGHTS, b.data}, {bias_arg, bias}},
+                      {{DNNL_ARG_DST, c.data}});
+    } catch (const dnnl::error& err) {
+      ctx.fail("{} ({} x {})", onednn::describe(err), shape_str(a.dims), shape_str(b.dims));
     }
     return;
   }
+  // The plain loop: other dtypes, and an empty inner dim (the product is zeros, the bias remains).
   dispatch_numeric(a.dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    matmul_loop<T>(g, a.as<T>(), b.as<T>(), c.as<T>());
+    matmul_loop<T>(g, e, a.as<T>(), b.as<T>(), static_cast<const T*>(bias), c.as<T>());
   });
 }
 

@@ -1,5 +1,5 @@
-// CPU MaxPoolGrad: the gradient of MaxPool; each output's dy goes to the first tap (in row-major
-// window order) holding its window's maximum of x, as MaxPool picks it. 1-D and 2-D windows
+// CPU MaxPoolGrad: the gradient of MaxPool; each output's dy goes to the tap MaxPool picks
+// (max_pool_takes: the first maximum in row-major window order, or the last NaN). 1-D and 2-D windows
 // without dilation that stay inside the input take a branch-free loop (2x2/2 windows tiling
 // the input, the usual pooling, a vectorized one); everything else walks pool_loop's windows, so
 // the geometry is always MaxPool's.
@@ -35,12 +35,12 @@ void max_pool_grad_2x2(const PoolGeometry& g, const float* x, const float* dy, f
 #pragma omp simd
     for (int64_t ow = 0; ow < OW; ++ow) {
       const float a = x0[2 * ow], b = x0[2 * ow + 1], c = x1[2 * ow], d = x1[2 * ow + 1], g1 = dyr[ow];
-      // The first maximum in the order a, b, c, d wins (strict >, as MaxPool; a NaN a stays).
-      const bool gb = b > a;
+      // Taps in the order a, b, c, d, taken as MaxPool takes them.
+      const bool gb = max_pool_takes(b, a);
       const float mb = gb ? b : a;
-      const bool gc = c > mb;
+      const bool gc = max_pool_takes(c, mb);
       const float mc = gc ? c : mb;
-      const bool gd = d > mc;
+      const bool gd = max_pool_takes(d, mc);
       d1[2 * ow + 1] = gd ? g1 : 0.f;
       d1[2 * ow] = !gd && gc ? g1 : 0.f;
       d0[2 * ow + 1] = !gd && !gc && gb ? g1 : 0.f;
@@ -66,7 +66,7 @@ void max_pool_grad_dense_2d(const PoolGeometry& g, const float* x, const float* 
           for (int64_t kw = 0; kw < KW; ++kw) {
             const int64_t idx = start + kh * W + kw;
             const float v = xp[idx];
-            const bool better = v > best_v;  // strict: the first maximum wins, NaN stays
+            const bool better = max_pool_takes(v, best_v);
             best = better ? idx : best;
             best_v = better ? v : best_v;
           }
@@ -94,7 +94,7 @@ void kernel_MaxPoolGrad(KernelContext& ctx) {
     float best_v = 0.f;
     w.for_each_tap([&](int64_t i0, int64_t i1, int64_t i2) {
       const int64_t idx = w.offset(i0, i1, i2);
-      if (best < 0 || xp[idx] > best_v) best = idx, best_v = xp[idx];
+      if (best < 0 || max_pool_takes(xp[idx], best_v)) best = idx, best_v = xp[idx];
     });
     if (best >= 0) dxs[pl * g.in_plane() + best] += dys[pl * g.out_plane() + oi];
   });

@@ -35,7 +35,7 @@ void max_pool(const PoolGeometry& g, const T* x, T* y, int64_t* indices, bool co
     int64_t best_idx = -1;
     w.for_each_tap([&](int64_t i0, int64_t i1, int64_t i2) {
       const T v = xp[w.offset(i0, i1, i2)];
-      if (best_idx < 0 || v > best) {
+      if (best_idx < 0 || max_pool_takes(v, best)) {
         best = v;
         best_idx = col_major ? (i2 * g.in[1] + i1) * g.in[0] + i0 : w.offset(i0, i1, i2);
       }
@@ -46,7 +46,7 @@ void max_pool(const PoolGeometry& g, const T* x, T* y, int64_t* indices, bool co
 }
 
 // f32 MaxPool over 2x2/2 windows tiling the input (tiles_2x2), vectorized over a row of windows;
-// the first maximum wins as in max_pool (a NaN first tap stays), which MaxPoolGrad relies on.
+// taps are taken as in max_pool (max_pool_takes: NaN propagates), which MaxPoolGrad relies on.
 void max_pool_2x2(const PoolGeometry& g, const float* x, float* y) {
   const int64_t W = g.in[2], OH = g.out[1], OW = g.out[2];
 #pragma omp parallel for schedule(static) if (g.planes * g.out_plane() > 4096)
@@ -57,11 +57,22 @@ void max_pool_2x2(const PoolGeometry& g, const float* x, float* y) {
 #pragma omp simd
     for (int64_t ow = 0; ow < OW; ++ow) {
       float m = x0[2 * ow];
-      m = x0[2 * ow + 1] > m ? x0[2 * ow + 1] : m;
-      m = x1[2 * ow] > m ? x1[2 * ow] : m;
-      yr[ow] = x1[2 * ow + 1] > m ? x1[2 * ow + 1] : m;
+      m = max_pool_takes(x0[2 * ow + 1], m) ? x0[2 * ow + 1] : m;
+      m = max_pool_takes(x1[2 * ow], m) ? x1[2 * ow] : m;
+      yr[ow] = max_pool_takes(x1[2 * ow + 1], m) ? x1[2 * ow + 1] : m;
     }
   }
+}
+
+// Whether an f32 tensor holds a NaN (other dtypes: false).
+bool has_nan(const TensorView& v) {
+  if (v.dtype != DType::F32) return false;
+  const float* x = v.as<float>();
+  const int64_t n = v.numel();
+  bool any = false;
+#pragma omp simd reduction(| : any)
+  for (int64_t i = 0; i < n; ++i) any |= x[i] != x[i];
+  return any;
 }
 
 // oneDNN pooling for f32; returns false where oneDNN's semantics differ or it declines.
@@ -125,7 +136,9 @@ void kernel_MaxPool(KernelContext& ctx) {
   const bool want_indices = ctx.has_output(1);
   if (!want_indices && ctx.inputs[0].dtype == DType::F32 && tiles_2x2(g))
     return max_pool_2x2(g, ctx.inputs[0].as<float>(), ctx.outputs[0].as<float>());
-  if (!want_indices && try_onednn_pool(ctx, g, dnnl::algorithm::pooling_max)) return;
+  // oneDNN's max pooling drops NaN; an input holding one takes the loop (max_pool_takes).
+  if (!want_indices && !has_nan(ctx.inputs[0]) && try_onednn_pool(ctx, g, dnnl::algorithm::pooling_max))
+    return;
   int64_t* indices = want_indices ? ctx.outputs[1].as<int64_t>() : nullptr;
   const bool col_major = ctx.attrs.i("storage_order", 0) != 0;
   dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) {

@@ -13,15 +13,14 @@
 
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 64;            // inner elements per task (one accumulator array)
-constexpr int64_t kParallelWork = 32768;  // below this many input elements, run serially
-constexpr int64_t kSplitMin = 8192;       // reduced extent from which it is split across threads
+constexpr int64_t kBlock = 64;  // inner elements per task (one accumulator array)
 
 // Input offsets of every index of `dims` (row-major order) given their strides.
 std::vector<int64_t> odometer_offsets(const Shape& dims, const Shape& strides) {
@@ -103,7 +102,7 @@ template <typename F>
 void for_each_block(const Layout& L, F&& body) {
   const int64_t blocks = (L.inner + kBlock - 1) / kBlock;
   const int64_t tasks = L.outer * blocks;
-  const bool parallel = tasks > 1 && L.outer * L.R * L.inner > kParallelWork;
+  const bool parallel = tasks > 1 && L.outer * L.R * L.inner > kReduceParallelWork;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks, i0 = (t % blocks) * kBlock;
@@ -142,8 +141,8 @@ template <typename T, typename Out, typename Op>
 void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
   using Acc = typename Op::Acc;
   const int64_t threads = omp_get_max_threads();
-  if (threads > 1 && L.outputs() < threads && L.R >= kSplitMin)
-    return reduce_split(L, x, y, op, std::min<int64_t>(threads, L.R / (kSplitMin / 2)));
+  if (threads > 1 && L.outputs() < threads && L.R >= kReduceSplitMin)
+    return reduce_split(L, x, y, op, std::min<int64_t>(threads, L.R / (kReduceSplitMin / 2)));
   for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
     const T* xb = x + L.base(o) + i0;
     const int64_t k0 = o * L.inner + i0;

@@ -1,6 +1,6 @@
-// CPU kernels of the training ops: activation/loss/normalization gradients and the optimizer
-// updates (f32, and f64 where the finite-difference checks need it; SGD, Adam/AdamW, RMSprop with PyTorch's
-// formulas). ConvGradFilter lives in conv_grad.cc, MaxPoolGrad in max_pool_grad.cc.
+// CPU kernels of the training ops: activation/loss/normalization gradients (f32, and f64 where
+// the finite-difference checks need it). ConvGradFilter lives in conv_grad.cc, MaxPoolGrad in
+// max_pool_grad.cc, the optimizer updates in optimizer_update.cc.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -140,108 +140,6 @@ void kernel_BatchNormGrad(KernelContext& ctx) {
       const int64_t base = (b * l.c + c) * l.inner;
 #pragma omp simd
       for (int64_t i = base; i < base + l.inner; ++i) dx[i] = fa * dy[i] + fb * (x[i] - fmean) + fc;
-    }
-  }
-}
-
-void kernel_SgdUpdate(KernelContext& ctx) {
-  require_f32(ctx);
-  const float *p = ctx.inputs[0].as<float>(), *g = ctx.inputs[1].as<float>(),
-              *vel = ctx.inputs[2].as<float>();
-  const float lr = *ctx.inputs[3].as<float>();
-  const float momentum = float(ctx.attrs.f("momentum", 0)), dampening = float(ctx.attrs.f("dampening", 0));
-  const float wd = float(ctx.attrs.f("weight_decay", 0));
-  const bool nesterov = ctx.attrs.i("nesterov", 0) != 0;
-  float *p_out = ctx.outputs[0].as<float>(), *vel_out = ctx.outputs[1].as<float>();
-  const int64_t n = ctx.inputs[0].numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    float d = g[i] + wd * p[i];
-    float v = vel[i];
-    if (momentum != 0.f) {
-      v = momentum * v + (1.f - dampening) * d;
-      d = nesterov ? d + momentum * v : v;
-    }
-    vel_out[i] = v;
-    p_out[i] = p[i] - lr * d;
-  }
-}
-
-void kernel_AdamUpdate(KernelContext& ctx) {
-  require_f32(ctx);
-  const float *p = ctx.inputs[0].as<float>(), *g = ctx.inputs[1].as<float>();
-  const float *m = ctx.inputs[2].as<float>(), *v = ctx.inputs[3].as<float>();
-  const float lr = *ctx.inputs[4].as<float>(), step = *ctx.inputs[5].as<float>();
-  const double b1 = ctx.attrs.f("beta1", 0.9), b2 = ctx.attrs.f("beta2", 0.999),
-               eps = ctx.attrs.f("eps", 1e-8);
-  const float wd = float(ctx.attrs.f("weight_decay", 0));
-  const bool decoupled = ctx.attrs.i("decoupled", 0) != 0;
-  if (step < 1.f) ctx.fail("step must count from 1, got {}", step);
-  const float step_size = float(lr / (1.0 - std::pow(b1, step)));
-  const float bc2_sqrt = float(std::sqrt(1.0 - std::pow(b2, step)));
-  const float fb1 = float(b1), fb2 = float(b2), feps = float(eps);
-  float *p_out = ctx.outputs[0].as<float>(), *m_out = ctx.outputs[1].as<float>(),
-        *v_out = ctx.outputs[2].as<float>();
-  const int64_t n = ctx.inputs[0].numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    float pi = p[i];
-    float gi = g[i];
-    if (decoupled)
-      pi *= 1.f - lr * wd;
-    else
-      gi += wd * pi;
-    const float mi = fb1 * m[i] + (1.f - fb1) * gi;
-    const float vi = fb2 * v[i] + (1.f - fb2) * gi * gi;
-    m_out[i] = mi;
-    v_out[i] = vi;
-    p_out[i] = pi - step_size * mi / (std::sqrt(vi) / bc2_sqrt + feps);
-  }
-}
-
-void kernel_RmspropUpdate(KernelContext& ctx) {
-  require_f32(ctx);
-  const float *p = ctx.inputs[0].as<float>(), *g = ctx.inputs[1].as<float>(),
-              *square_avg = ctx.inputs[2].as<float>();
-  const float lr = *ctx.inputs[3].as<float>();
-  auto optional_input = [&](size_t i) {
-    return i < ctx.inputs.size() && ctx.inputs[i].data ? ctx.inputs[i].as<float>() : nullptr;
-  };
-  const float *grad_avg = optional_input(4), *buf = optional_input(5);
-  const float alpha = float(ctx.attrs.f("alpha", 0.99)), eps = float(ctx.attrs.f("eps", 1e-8));
-  const float wd = float(ctx.attrs.f("weight_decay", 0)), momentum = float(ctx.attrs.f("momentum", 0));
-  const bool centered = ctx.attrs.i("centered", 0) != 0;
-  if (centered != (grad_avg != nullptr) || (momentum != 0.f) != (buf != nullptr))
-    ctx.fail("the operands do not match centered={} momentum={}", int(centered), momentum);
-  float *p_out = ctx.outputs[0].as<float>(), *square_avg_out = ctx.outputs[1].as<float>();
-  float* grad_avg_out = centered ? ctx.outputs[2].as<float>() : nullptr;
-  float* buf_out = buf ? ctx.outputs[3].as<float>() : nullptr;
-  const float weight = 1.f - alpha;
-  const int64_t n = ctx.inputs[0].numel();
-  // torch.optim.RMSprop (single-tensor): square_avg.mul_(alpha).addcmul_(g, g, 1 - alpha);
-  // grad_avg.lerp_(g, 1 - alpha); avg = sqrt(square_avg - grad_avg²) + eps (centered) or
-  // sqrt(square_avg) + eps; buf = momentum * buf + g / avg, p -= lr * buf; or p -= lr * g / avg.
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    const float gi = wd != 0.f ? g[i] + wd * p[i] : g[i];
-    const float sq = alpha * square_avg[i] + weight * gi * gi;
-    square_avg_out[i] = sq;
-    float avg;
-    if (centered) {
-      // torch.lerp with weight < 0.5: start + weight * (end - start).
-      const float ga = weight < 0.5f ? grad_avg[i] + weight * (gi - grad_avg[i])
-                                     : gi - (gi - grad_avg[i]) * (1.f - weight);
-      grad_avg_out[i] = ga;
-      avg = std::sqrt(sq - ga * ga) + eps;
-    } else {
-      avg = std::sqrt(sq) + eps;
-    }
-    if (buf) {
-      const float b = momentum * buf[i] + gi / avg;
-      buf_out[i] = b;
-      p_out[i] = p[i] - lr * b;
-    } else {
-      p_out[i] = p[i] - lr * (gi / avg);
     }
   }
 }

@@ -30,9 +30,12 @@
 namespace dlc {
 
 // X(Name, number of operands). Input and Constant take none (their data is in the instruction).
-// Semantics follow the CPU kernels: Max/Min return the first operand when it is NaN; Where(c, a,
-// b) = c != 0 ? a : b; Clip(x, lo, hi); ReluGrad(dy, y) = y > 0 ? dy : 0; Cast(x) rounds to
-// ExprInstr::to (f32, f16, bf16, or bool: x != 0).
+// Semantics follow the CPU kernels and PyTorch: Max/Min return a NaN operand (the first when both
+// are); Relu(x) = x < 0 ? 0 : x (NaN passes); Where(c, a, b) = c != 0 ? a : b; Clip(x, lo, hi)
+// (a NaN x or bound gives NaN); ReluGrad(dy, y) = y > 0 ? dy : 0 (0 for a NaN y); Cast(x) rounds to
+// ExprInstr::to (f32, f16, bf16, or bool: x != 0); Reciprocal(x) = 1 / x; the comparisons (Equal,
+// Greater, GreaterOrEqual, Less, LessOrEqual) give 1 where they hold and 0 elsewhere (a NaN
+// operand compares false), so a bool output stores the IR op's result.
 // clang-format off
 #define DLC_EXPR_OPS(X) \
   X(Input, 0)           \
@@ -56,7 +59,13 @@ namespace dlc {
   X(Where, 3)           \
   X(Cast, 1)            \
   X(Clip, 3)            \
-  X(ReluGrad, 2)
+  X(ReluGrad, 2)        \
+  X(Reciprocal, 1)      \
+  X(Equal, 2)           \
+  X(Greater, 2)         \
+  X(GreaterOrEqual, 2)  \
+  X(Less, 2)            \
+  X(LessOrEqual, 2)
 // clang-format on
 
 enum class ExprOp : uint8_t {

@@ -47,7 +47,7 @@ __device__ __forceinline__ void dlc_store4(__half* p, const float (&v)[4]) {
 }
 // ---- end of prelude
 
-__device__ __forceinline__ float dlc_relu(float x) { return x > 0.0f ? x : 0.0f; }
+__device__ __forceinline__ float dlc_relu(float x) { return x < 0.0f ? 0.0f : x; }
 
 using Index = int;
 constexpr Index kNumel = 8192;

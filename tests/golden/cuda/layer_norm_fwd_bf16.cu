@@ -14,13 +14,15 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 dlc_from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // Reductions over a warp or a 1-D block (blockDim.x a multiple of 32); every thread of it must
-// call, and every thread gets the result. `scratch` is 32 floats of shared memory.
+// call, and every thread gets the result. `scratch` is 32 floats of shared memory. Max propagates
+// NaN as torch's max reductions do (fmaxf would drop it).
+__device__ __forceinline__ float dlc_nan_max(float a, float b) { return b != b || b > a ? b : a; }
 __device__ __forceinline__ float dlc_warp_sum(float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 __device__ __forceinline__ float dlc_warp_max(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) v = dlc_nan_max(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 __device__ __forceinline__ float dlc_block_sum(float v, float* scratch) {

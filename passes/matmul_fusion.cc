@@ -1,0 +1,173 @@
+// GEMM fusion (matmul_fusion.h): Transposes and bias / scale epilogues folded into MatMul.
+#include "passes/matmul_fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "passes/value_takeover.h"
+
+namespace dlc::passes {
+
+namespace {
+
+using ir::OpKind;
+
+// Whether `n` is a Transpose that swaps only the last two dims.
+bool swaps_last_two(const ir::Node& n) {
+  if (n.op != OpKind::Transpose || n.outputs.size() != 1 || !n.inputs[0]) return false;
+  const std::vector<int64_t> perm = n.attrs.ints("perm", {});
+  const size_t r = perm.size();
+  if (r < 2 || size_t(n.inputs[0]->type.rank()) != r) return false;
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (perm[i] != int64_t(i)) return false;
+  return perm[r - 2] == int64_t(r - 1) && perm[r - 1] == int64_t(r - 2);
+}
+
+bool is_matmul(const ir::Node* n) { return n && n->op == OpKind::MatMul; }
+bool has_bias(const ir::Node& mm) { return mm.inputs.size() > 2 && mm.inputs[2]; }
+bool matrix_operands(const ir::Node& mm) {
+  return mm.inputs[0]->type.rank() >= 2 && mm.inputs[1]->type.rank() >= 2;
+}
+
+// Sets a transpose flag (an unset flag is 0, so 0 is left out).
+void set_flag(Attrs& attrs, const char* flag, bool on) {
+  if (on)
+    attrs.set(flag, int64_t(1));
+  else
+    attrs.erase(flag);
+}
+
+void toggle(Attrs& attrs, const char* flag) { set_flag(attrs, flag, attrs.i(flag, 0) == 0); }
+
+class MatmulFuser {
+ public:
+  explicit MatmulFuser(ir::Graph& g) : g_(g) {
+    for (ir::Value* v : g.outputs()) kept_.insert(v);
+    for (const auto& [value, state] : g.state_updates()) kept_.insert(value);
+  }
+
+  MatmulFusionCounts run() {
+    MatmulFusionCounts c;
+    for (ir::Node* n : g_.nodes())
+      if (swaps_last_two(*n) && fold_operand_transpose(n)) ++c.operand_transposes;
+    for (ir::Node* n : g_.nodes())
+      if (swaps_last_two(*n) && fold_result_transpose(n)) ++c.result_transposes;
+    // Epilogues in schedule order, so a scale then a bias both fold into one MatMul.
+    const std::vector<ir::Node*> nodes = g_.nodes();
+    for (size_t i = 0; i < nodes.size(); ++i) pos_[nodes[i]] = int(i);
+    for (ir::Node* n : nodes) {
+      if (n->op == OpKind::Mul && fold_scale(n))
+        ++c.scales;
+      else if (n->op == OpKind::Add && fold_bias(n))
+        ++c.biases;
+    }
+    return c;
+  }
+
+ private:
+  // The MatMul producing `v` when `v` has no user but `consumer` and is not kept.
+  ir::Node* sole_matmul_producer(ir::Value* v, const ir::Node* consumer) const {
+    if (!v || !is_matmul(v->producer) || kept_.count(v)) return nullptr;
+    const std::vector<ir::Node*> users = g_.users(v);
+    if (users.size() != 1 || users[0] != consumer) return nullptr;
+    return v->producer;
+  }
+
+  // `mm` takes over the result of `consumer` (value_takeover.h), which then goes with mm's old
+  // result.
+  void absorb(ir::Node* mm, ir::Node* consumer) {
+    take_over_values(mm, {consumer->outputs[0]});
+    g_.remove_node(consumer);
+  }
+
+  // Rewrite 1: every user of the Transpose is a MatMul reading it as an operand.
+  bool fold_operand_transpose(ir::Node* t) {
+    ir::Value* y = t->outputs[0];
+    const std::vector<ir::Node*> users = g_.users(y);
+    if (kept_.count(y) || users.empty()) return false;
+    for (const ir::Node* u : users)
+      if (!is_matmul(u) || (has_bias(*u) && u->inputs[2] == y)) return false;
+    for (ir::Node* u : users)
+      for (int i = 0; i < 2; ++i)
+        if (u->inputs[size_t(i)] == y) {
+          u->inputs[size_t(i)] = t->inputs[0];
+          toggle(u->attrs, i == 0 ? "transpose_a" : "transpose_b");
+        }
+    g_.remove_node(t);
+    return true;
+  }
+
+  // Rewrite 2: (op(A) op(B))^T = op(B)^T op(A)^T, so MatMul(b, a) with ta' = !tb, tb' = !ta.
+  bool fold_result_transpose(ir::Node* t) {
+    ir::Node* mm = sole_matmul_producer(t->inputs[0], t);
+    if (!mm || has_bias(*mm) || !matrix_operands(*mm)) return false;
+    std::swap(mm->inputs[0], mm->inputs[1]);
+    const bool ta = mm->attrs.i("transpose_a", 0) != 0, tb = mm->attrs.i("transpose_b", 0) != 0;
+    set_flag(mm->attrs, "transpose_a", !tb);
+    set_flag(mm->attrs, "transpose_b", !ta);
+    absorb(mm, t);
+    return true;
+  }
+
+  // The bias-free matrix MatMul whose result `n` (an elementwise op of the same result type)
+  // reads as operand `i`, used nowhere else.
+  ir::Node* epilogue_matmul(ir::Node* n, size_t i) const {
+    ir::Node* mm = sole_matmul_producer(n->inputs[i], n);
+    if (!mm || has_bias(*mm) || !matrix_operands(*mm) || !is_floating(n->outputs[0]->type.dtype) ||
+        n->outputs[0]->type != mm->outputs[0]->type)
+      return nullptr;
+    return mm;
+  }
+
+  bool fold_scale(ir::Node* mul) {
+    for (size_t i = 0; i < 2; ++i) {
+      ir::Node* mm = epilogue_matmul(mul, i);
+      const ir::Value* k = mul->inputs[1 - i];
+      if (!mm || k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 ||
+          k->type.dtype != mm->outputs[0]->type.dtype)
+        continue;
+      mm->attrs.set("alpha", mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
+      absorb(mm, mul);
+      return true;
+    }
+    return false;
+  }
+
+  bool fold_bias(ir::Node* add) {
+    for (size_t i = 0; i < 2; ++i) {
+      ir::Node* mm = epilogue_matmul(add, i);
+      ir::Value* bias = add->inputs[1 - i];
+      if (!mm || bias == add->inputs[i] || bias->type.dtype != mm->outputs[0]->type.dtype) continue;
+      const Shape& b = bias->type.shape;
+      const Shape& out = mm->outputs[0]->type.shape;
+      if (b.empty() || b.size() > out.size() || b.back() != out.back() ||
+          !std::all_of(b.begin(), b.end() - 1, [](int64_t d) { return d == 1; }))
+        continue;
+      // The MatMul stays where it is, so the bias must be computed before it.
+      if (bias->producer && pos_.at(bias->producer) > pos_.at(mm)) continue;
+      mm->inputs.resize(3);
+      mm->inputs[2] = bias;
+      absorb(mm, add);
+      return true;
+    }
+    return false;
+  }
+
+  ir::Graph& g_;
+  std::set<const ir::Value*> kept_;
+  std::map<const ir::Node*, int> pos_;
+};
+
+}  // namespace
+
+MatmulFusionCounts fuse_matmuls(ir::Graph& g) {
+  // Dead users would block folds (autodiff differentiates an attention scale's constant too,
+  // reading the MatMul result); the dce after fusion would remove them anyway.
+  const int dead = g.remove_dead_nodes();
+  MatmulFusionCounts c = MatmulFuser(g).run();
+  c.dead_nodes = dead;
+  return c;
+}
+
+}  // namespace dlc::passes

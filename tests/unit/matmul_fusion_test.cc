@@ -1,0 +1,386 @@
+// GEMM fusion (passes/matmul_fusion.h) and the fused MatMul it produces: the CPU kernel with
+// transposes, bias and alpha against a naive reference (f32 on oneDNN, f64 on the plain loop,
+// f16/bf16 widened); each rewrite on small graphs run unfused and fused on the CPU runtime (f32
+// bit for bit); the cases where a rewrite must not fire; shape inference, flops and the
+// gradient of a fused MatMul.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "codegen/cuda/step_binding.h"
+#include "codegen/flops.h"
+#include "codegen/lower.h"
+#include "dlc/error.h"
+#include "dlc/half.h"
+#include "dlc/session.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/matmul_fusion.h"
+#include "runtime/cpu/kernel.h"
+#include "tests/unit/kernel_test_util.h"
+
+namespace dlc {
+namespace {
+
+using ir::OpKind;
+
+// ---- the kernel
+
+// alpha * op(a) @ op(b) + bias for a [B, M|K, K|M] and b [K|N, N|K] (b shared by the batch).
+std::vector<double> reference(const std::vector<float>& a, const std::vector<float>& b,
+                              const std::vector<float>& bias, int64_t B, int64_t M, int64_t K, int64_t N,
+                              bool ta, bool tb, double alpha) {
+  std::vector<double> c(size_t(B * M * N));
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += double(a[size_t(i * M * K + (ta ? k * M + m : m * K + k))]) *
+                 double(b[size_t(tb ? n * K + k : k * N + n)]);
+        c[size_t((i * M + m) * N + n)] = alpha * acc + (bias.empty() ? 0.0 : bias[size_t(n)]);
+      }
+  return c;
+}
+
+// Runs the MatMul kernel on `t` copies of the operands (f32 values rounded to t first).
+std::vector<double> run_kernel(DType t, const std::vector<float>& a, const Shape& a_dims,
+                               const std::vector<float>& b, const Shape& b_dims,
+                               const std::vector<float>& bias, const Shape& bias_dims, const Shape& c_dims,
+                               const Attrs& attrs) {
+  const auto tensor = [&](const std::vector<float>& v, const Shape& dims) {
+    return Tensor::from_double(t, std::vector<double>(v.begin(), v.end()), dims);
+  };
+  Tensor ta = tensor(a, a_dims), tb = tensor(b, b_dims),
+         tbias = bias.empty() ? Tensor() : tensor(bias, bias_dims);
+  Tensor c = Tensor::from_double(t, std::vector<double>(size_t(num_elements(c_dims))), c_dims);
+  std::vector<cpu::TensorView> in = {cpu::test::view(t, a_dims, ta.bytes.data()),
+                                     cpu::test::view(t, b_dims, tb.bytes.data())};
+  if (!bias.empty()) in.push_back(cpu::test::view(t, bias_dims, tbias.bytes.data()));
+  cpu::KernelContext ctx =
+      cpu::test::kernel_context(attrs, std::move(in), {cpu::test::view(t, c_dims, c.bytes.data())}, "MatMul");
+  cpu::kernel_MatMul(ctx);
+  return c.as_double();
+}
+
+// Values rounded to dtype `t` (the operands the kernel sees).
+std::vector<float> rounded(DType t, const std::vector<float>& v) {
+  const std::vector<double> r =
+      Tensor::from_double(t, std::vector<double>(v.begin(), v.end()), {int64_t(v.size())}).as_double();
+  return std::vector<float>(r.begin(), r.end());
+}
+
+TEST(MatmulFusionKernel, TransposesBiasAndAlphaMatchTheReference) {
+  const int64_t B = 3, M = 5, K = 7, N = 4;
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (double alpha : {1.0, 0.25})
+          for (bool with_bias : {false, true}) {
+            const std::vector<float> a = rounded(t, cpu::test::random_values(B * M * K, 1));
+            const std::vector<float> b = rounded(t, cpu::test::random_values(K * N, 2));
+            const std::vector<float> bias =
+                with_bias ? rounded(t, cpu::test::random_values(N, 3)) : std::vector<float>{};
+            Attrs attrs;
+            attrs.set("transpose_a", int64_t(ta));
+            attrs.set("transpose_b", int64_t(tb));
+            if (alpha != 1.0) attrs.set("alpha", alpha);
+            const std::vector<double> got =
+                run_kernel(t, a, ta ? Shape{B, K, M} : Shape{B, M, K}, b, tb ? Shape{N, K} : Shape{K, N},
+                           bias, Shape{1, 1, N}, {B, M, N}, attrs);
+            const std::vector<double> want = reference(a, b, bias, B, M, K, N, ta, tb, alpha);
+            // f16/bf16 results are rounded once to 11 / 8 significant bits.
+            const double tol = t == DType::BF16 ? 2e-2 : t == DType::F16 ? 4e-3 : 1e-5;
+            for (size_t i = 0; i < want.size(); ++i)
+              ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+                  << dtype_name(t) << " ta=" << ta << " tb=" << tb << " alpha=" << alpha
+                  << " bias=" << with_bias << " at " << i;
+          }
+}
+
+TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBias) {
+  const std::vector<float> bias = {1.5f, -2.f, 0.5f};
+  Attrs attrs;
+  attrs.set("alpha", 3.0);
+  const std::vector<double> got = run_kernel(DType::F32, {}, {2, 0}, {}, {0, 3}, bias, {3}, {2, 3}, attrs);
+  EXPECT_EQ(got, (std::vector<double>{1.5, -2, 0.5, 1.5, -2, 0.5}));
+}
+
+// ---- the rewrites
+
+using Build = std::function<void(ir::Graph&)>;
+
+ir::Value* op(ir::Graph& g, OpKind kind, std::vector<ir::Value*> in, Attrs attrs = {},
+              std::string name = "") {
+  return g.add_node(kind, std::move(in), std::move(attrs), {name})->outputs[0];
+}
+
+Attrs perm(std::vector<int64_t> p) {
+  Attrs a;
+  a.set("perm", p);
+  return a;
+}
+
+Attrs flags(bool ta, bool tb) {
+  Attrs a;
+  if (ta) a.set("transpose_a", int64_t(1));
+  if (tb) a.set("transpose_b", int64_t(1));
+  return a;
+}
+
+ir::Value* scalar(ir::Graph& g, DType t, double v) {
+  return g.add_constant(g.unique_value_name("c"), Tensor::from_double(t, {v}, {}));
+}
+
+std::vector<Tensor> run_graph(const ir::Graph& g) {
+  std::unique_ptr<Session> s = Session::create(codegen::lower_to_plan(g), {1});
+  uint32_t seed = 1;
+  for (const ir::Value* v : g.inputs()) {
+    const std::vector<float> x = cpu::test::random_values(v->type.numel(), seed++);
+    s->set_input(v->name,
+                 Tensor::from_double(v->type.dtype, std::vector<double>(x.begin(), x.end()), v->type.shape));
+  }
+  s->run();
+  std::vector<Tensor> outs;
+  for (const Session::Signature& o : s->outputs()) outs.push_back(s->output(o.name));
+  return outs;
+}
+
+// Fuses a copy of the graph `build` makes; expects `want` counts, outputs of the same names and
+// types, and the unfused values (f32 bit for bit, 16-bit within one rounding).
+void check(const Build& build, const passes::MatmulFusionCounts& want) {
+  ir::Graph plain, fused;
+  build(plain);
+  build(fused);
+  const passes::MatmulFusionCounts got = passes::fuse_matmuls(fused);
+  ir::verify(fused);
+  const std::string text = ir::print_graph(fused);
+  EXPECT_EQ(got.operand_transposes, want.operand_transposes) << text;
+  EXPECT_EQ(got.result_transposes, want.result_transposes) << text;
+  EXPECT_EQ(got.scales, want.scales) << text;
+  EXPECT_EQ(got.biases, want.biases) << text;
+  EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total())) << text;
+  ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
+  for (size_t i = 0; i < plain.outputs().size(); ++i) {
+    EXPECT_EQ(fused.outputs()[i]->name, plain.outputs()[i]->name);
+    EXPECT_EQ(fused.outputs()[i]->type, plain.outputs()[i]->type);
+    EXPECT_EQ(fused.outputs()[i]->role, plain.outputs()[i]->role);
+  }
+  const std::vector<Tensor> a = run_graph(plain), b = run_graph(fused);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].type.dtype == DType::F32) {
+      EXPECT_EQ(a[i], b[i]) << "output " << i << "\n" << text;
+      continue;
+    }
+    const std::vector<double> x = a[i].as_double(), y = b[i].as_double();
+    for (size_t k = 0; k < x.size(); ++k)
+      ASSERT_NEAR(x[k], y[k], 2e-2 * (1 + std::abs(x[k]))) << "output " << i;
+  }
+}
+
+TEST(MatmulFusion, OperandTransposesFoldIntoEveryMatMulUser) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
+        ir::Value* dy = g.add_input("dy", {DType::F32, {5, 4}});
+        ir::Value* w = g.add_input("w", {DType::F32, {4, 3}});
+        ir::Value* wt = op(g, OpKind::Transpose, {w}, perm({1, 0}));  // the forward weight
+        g.add_output(op(g, OpKind::MatMul, {x, wt}, {}, "y"));
+        g.add_output(op(g, OpKind::MatMul, {dy, wt}, flags(false, true), "dx"));
+        // A batched operand a, and a Transpose used twice by one MatMul.
+        ir::Value* q = g.add_input("q", {DType::F32, {2, 6, 5}});
+        ir::Value* qt = op(g, OpKind::Transpose, {q}, perm({0, 2, 1}));
+        ir::Value* z = g.add_input("z", {DType::F32, {6, 3}});
+        g.add_output(op(g, OpKind::MatMul, {qt, z}, {}, "p"));
+        ir::Value* s = g.add_input("s", {DType::F32, {3, 3}});
+        ir::Value* st = op(g, OpKind::Transpose, {s}, perm({1, 0}));
+        g.add_output(op(g, OpKind::MatMul, {st, st}, {}, "ss"));
+      },
+      {.operand_transposes = 3});
+}
+
+TEST(MatmulFusion, ResultTransposeKeepsItsValue) {
+  check(
+      [](ir::Graph& g) {
+        // The weight gradient of a linear layer: Transpose(MatMul(x^T, dy)) -> MatMul(dy^T, x).
+        ir::Value* x = g.add_input("x", {DType::F32, {8, 3}});
+        ir::Value* dy = g.add_input("dy", {DType::F32, {8, 4}});
+        ir::Value* m = op(g, OpKind::MatMul, {x, dy}, flags(true, false));
+        ir::Value* t = op(g, OpKind::Transpose, {m}, perm({1, 0}), "w@grad");
+        g.add_output(t);
+        // Batched, b broadcast, both flags.
+        ir::Value* a = g.add_input("a", {DType::F32, {2, 6, 5}});
+        ir::Value* b = g.add_input("b", {DType::F32, {7, 6}});
+        ir::Value* r = op(g, OpKind::MatMul, {a, b}, flags(true, true));  // [2, 5, 7]
+        g.add_output(op(g, OpKind::Transpose, {r}, perm({0, 2, 1}), "rt"));
+      },
+      {.result_transposes = 2});
+  // The taken-over value keeps its name and role.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {8, 3}});
+  ir::Value* dy = g.add_input("dy", {DType::F32, {8, 4}});
+  ir::Value* t =
+      op(g, OpKind::Transpose, {op(g, OpKind::MatMul, {x, dy}, flags(true, false))}, perm({1, 0}), "w@grad");
+  t->role = ir::Role::Gradient;
+  g.add_output(t);
+  passes::fuse_matmuls(g);
+  EXPECT_EQ(t->producer->op, OpKind::MatMul);
+  EXPECT_EQ(t->role, ir::Role::Gradient);
+  EXPECT_EQ(t->producer->inputs[0], dy);
+  EXPECT_EQ(t->producer->attrs.i("transpose_a"), 1);
+  EXPECT_EQ(t->producer->attrs.i("transpose_b", 0), 0);
+}
+
+TEST(MatmulFusion, BiasAndScaleEpilogues) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {2, 5, 3}});
+        ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+        ir::Value* b = g.add_input("b", {DType::F32, {4}});
+        g.add_output(op(g, OpKind::Add, {b, op(g, OpKind::MatMul, {x, w})}, {}, "linear"));  // bias first
+        // Scale, then a [1, 1, n] bias: alpha * product + bias.
+        ir::Value* b3 = g.add_input("b3", {DType::F32, {1, 1, 4}});
+        ir::Value* s = op(g, OpKind::Mul, {op(g, OpKind::MatMul, {x, w}), scalar(g, DType::F32, 0.125)});
+        g.add_output(op(g, OpKind::Add, {s, b3}, {}, "scaled"));
+        // Scale first operand, no bias.
+        g.add_output(
+            op(g, OpKind::Mul, {scalar(g, DType::F32, -3.0), op(g, OpKind::MatMul, {x, w})}, {}, "neg"));
+      },
+      {.scales = 2, .biases = 2});
+}
+
+TEST(MatmulFusion, AllRewritesInHalfPrecision) {
+  for (DType t : {DType::F16, DType::BF16})
+    check(
+        [t](ir::Graph& g) {
+          ir::Value* x = g.add_input("x", {t, {6, 8}});
+          ir::Value* w = g.add_input("w", {t, {5, 8}});
+          ir::Value* b = g.add_input("b", {t, {5}});
+          ir::Value* wt = op(g, OpKind::Transpose, {w}, perm({1, 0}));
+          ir::Value* y = op(g, OpKind::Mul, {op(g, OpKind::MatMul, {x, wt}), scalar(g, t, 0.5)});
+          g.add_output(op(g, OpKind::Add, {y, b}, {}, "y"));
+        },
+        {.operand_transposes = 1, .scales = 1, .biases = 1});
+}
+
+TEST(MatmulFusion, MustNotFire) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
+        ir::Value* w = g.add_input("w", {DType::F32, {4, 3}});
+        // A Transpose with a non-MatMul user stays, and so do its MatMul users.
+        ir::Value* wt = op(g, OpKind::Transpose, {w}, perm({1, 0}));
+        g.add_output(op(g, OpKind::MatMul, {x, wt}, {}, "y1"));
+        g.add_output(op(g, OpKind::Relu, {wt}, {}, "r"));
+        // A permutation other than the last-two swap.
+        ir::Value* q = g.add_input("q", {DType::F32, {3, 2, 4}});
+        ir::Value* w2 = g.add_input("w2", {DType::F32, {4, 6}});
+        g.add_output(op(g, OpKind::MatMul, {op(g, OpKind::Transpose, {q}, perm({1, 0, 2})), w2}, {}, "y2"));
+        // A Transpose of a result that has another user.
+        ir::Value* x4 = g.add_input("x4", {DType::F32, {5, 4}});
+        ir::Value* m = op(g, OpKind::MatMul, {x4, w2});
+        g.add_output(op(g, OpKind::Transpose, {m}, perm({1, 0}), "mt"));
+        g.add_output(m);
+        // A bias along another dim ([m, 1]) or the whole result.
+        ir::Value* col = g.add_input("col", {DType::F32, {5, 1}});
+        ir::Value* full = g.add_input("full", {DType::F32, {5, 6}});
+        g.add_output(op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), col}, {}, "by_row"));
+        g.add_output(op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), full}, {}, "by_element"));
+        // A MatMul result with another user.
+        ir::Value* shared = op(g, OpKind::MatMul, {x4, w2});
+        ir::Value* b = g.add_input("b", {DType::F32, {6}});
+        g.add_output(op(g, OpKind::Add, {shared, b}, {}, "biased"));
+        g.add_output(op(g, OpKind::Relu, {shared}, {}, "shared_relu"));
+        // 1-D operands.
+        ir::Value* v = g.add_input("v", {DType::F32, {4}});
+        g.add_output(op(g, OpKind::Add, {op(g, OpKind::MatMul, {v, w2}), b}, {}, "vec_a"));
+        ir::Value* v6 = g.add_input("v6", {DType::F32, {6}});
+        g.add_output(
+            op(g, OpKind::Mul,
+               {op(g, OpKind::MatMul, {x4, op(g, OpKind::MatMul, {w2, v6})}), scalar(g, DType::F32, 2.0)}, {},
+               "vec_b"));
+        // A scale that is not a constant, and a bias across a Cast (mixed precision).
+        ir::Value* k = g.add_input("k", {DType::F32, {}});
+        g.add_output(op(g, OpKind::Mul, {op(g, OpKind::MatMul, {x4, w2}), k}, {}, "by_input"));
+        Attrs to_f32;
+        to_f32.set("to", std::string("f32"));
+        Attrs to_bf16;
+        to_bf16.set("to", std::string("bf16"));
+        ir::Value* h =
+            op(g, OpKind::MatMul, {op(g, OpKind::Cast, {x4}, to_bf16), op(g, OpKind::Cast, {w2}, to_bf16)});
+        g.add_output(op(g, OpKind::Add, {op(g, OpKind::Cast, {h}, to_f32), b}, {}, "after_cast"));
+        // A bias after a bias: the second Add stays.
+        ir::Value* once = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), b});
+        g.add_output(op(g, OpKind::Add, {once, b}, {}, "twice"));
+        // A scale after a bias would scale the bias too.
+        ir::Value* biased = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), b});
+        g.add_output(op(g, OpKind::Mul, {biased, scalar(g, DType::F32, 0.5)}, {}, "scaled_bias"));
+      },
+      {.biases = 2});  // only the first Adds of "twice" and "scaled_bias"
+}
+
+TEST(MatmulFusion, InferenceChecksTheEpilogue) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+  ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+  ir::Value* ok = g.add_input("ok", {DType::F32, {1, 4}});
+  EXPECT_EQ(g.add_node(OpKind::MatMul, {x, w, ok})->outputs[0]->type, (TensorType{DType::F32, {2, 4}}));
+  for (TensorType bad :
+       {TensorType{DType::F32, {2, 1}}, TensorType{DType::F32, {2, 4}}, TensorType{DType::F32, {3}},
+        TensorType{DType::F16, {4}}, TensorType{DType::F32, {1, 1, 4}}}) {
+    ir::Value* b = g.add_input(g.unique_value_name("bad"), bad);
+    EXPECT_THROW(g.add_node(OpKind::MatMul, {x, w, b}), Error) << bad.str();
+  }
+  ir::Value* i = g.add_input("i", {DType::I64, {2, 2}});
+  Attrs alpha;
+  alpha.set("alpha", 2.0);
+  EXPECT_THROW(g.add_node(OpKind::MatMul, {i, i}, alpha), Error);
+  ir::Value* v = g.add_input("v", {DType::F32, {3}});
+  ir::Value* b2 = g.add_input("b2", {DType::F32, {2}});
+  EXPECT_THROW(g.add_node(OpKind::MatMul, {x, v, b2}), Error) << "bias with a vector b";
+}
+
+TEST(MatmulFusion, FlopsCountTheEpilogue) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+  ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+  ir::Value* b = g.add_input("b", {DType::F32, {4}});
+  Attrs alpha;
+  alpha.set("alpha", 0.5);
+  EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w})), 2 * 8 * 3);
+  EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w, b}, alpha)), 2 * 8 * 3 + 8 + 8);
+}
+
+TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+  ir::Value* w = g.add_input("w", {DType::F32, {4, 3}});
+  ir::Value* b = g.add_input("b", {DType::F32, {4}});
+  Attrs attrs = flags(false, true);
+  attrs.set("alpha", 0.5);
+  g.add_output(g.add_node(OpKind::MatMul, {x, w, b}, attrs, {"y"})->outputs[0]);
+  g.add_output(g.add_node(OpKind::MatMul, {x, w}, flags(false, true), {"z"})->outputs[0]);
+  const plan::Plan p = codegen::lower_to_plan(g);
+  std::vector<codegen::cuda::StepBinding> bound;
+  for (int i = 0; i < p.stages(0).steps_size(); ++i)
+    if (p.stages(0).steps(i).kernel() == "MatMul")
+      bound.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
+  ASSERT_EQ(bound.size(), 2u);
+  for (const codegen::cuda::StepBinding& s : bound) {
+    EXPECT_EQ(s.kind, codegen::cuda::StepBinding::Kind::Library);
+    EXPECT_EQ(s.call, "cublasLt.matmul");
+    EXPECT_EQ(s.params.i("transpose_a"), 0);
+    EXPECT_EQ(s.params.i("transpose_b"), 1);
+  }
+  EXPECT_EQ(bound[0].params.s("epilogue"), "bias");
+  EXPECT_EQ(bound[0].params.f("alpha"), 0.5);
+  EXPECT_EQ(bound[0].params.ints("input2_dims"), (std::vector<int64_t>{4}));
+  EXPECT_EQ(bound[1].params.s("epilogue"), "default");
+  EXPECT_EQ(bound[1].params.f("alpha"), 1.0);
+}
+
+}  // namespace
+}  // namespace dlc
