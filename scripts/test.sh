@@ -38,7 +38,10 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLC_SANITI
   -DDLC_BUILD_BENCHMARKS=OFF
 asan_targets=(dlc dlc_unit_tests onnx_conformance)
 # The CUDA tests exist where the CUDA Toolkit is found; ctest would report them as NOT_BUILT.
-if ninja -C build-asan -t targets all 2> /dev/null | grep -q '^dlc_cuda_tests:'; then
+# (The target list is read whole first: `ninja … | grep -q` under pipefail fails when grep exits
+# before ninja has written everything.)
+all_targets=$(ninja -C build-asan -t targets all 2> /dev/null)
+if grep -q '^dlc_cuda_tests:' <<< "$all_targets"; then
   asan_targets+=(dlc_cuda_tests)
 fi
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
