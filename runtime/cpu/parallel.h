@@ -33,4 +33,12 @@ constexpr int64_t kReduceParallelWork = 32768;
 /// over chunks of the extent.
 constexpr int64_t kReduceSplitMin = 8192;
 
+/// How many chunks of its reduced extent `extent` a sum reduction with `outputs` results splits
+/// over (partial sums per chunk, combined in chunk order), or 0 when it does not split.
+inline int64_t reduce_split_chunks(int64_t outputs, int64_t extent) {
+  const int64_t threads = omp_get_max_threads();
+  if (threads <= 1 || outputs >= threads || extent < kReduceSplitMin) return 0;
+  return std::min<int64_t>(threads, extent / (kReduceSplitMin / 2));
+}
+
 }  // namespace dlc::cpu

@@ -391,9 +391,8 @@ void for_inner_blocks(const ReduceState& st, F&& f) {
 }
 
 void run_reduce(const KernelContext& ctx, const ReduceState& st, float* y) {
-  const int64_t nout = st.outer * st.inner, threads = omp_get_max_threads();
-  if (threads > 1 && nout < threads && st.R >= kReduceSplitMin) {  // partial sums per chunk, then in order
-    const int64_t chunks = std::min<int64_t>(threads, st.R / (kReduceSplitMin / 2));
+  const int64_t nout = st.outer * st.inner;
+  if (const int64_t chunks = reduce_split_chunks(nout, st.R)) {  // partial sums per chunk, then in order
     std::vector<double> part(size_t(chunks * nout), 0.0);
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {

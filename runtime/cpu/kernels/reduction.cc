@@ -140,9 +140,7 @@ void reduce_split(const Layout& L, const T* x, Out* y, const Op& op, int64_t chu
 template <typename T, typename Out, typename Op>
 void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
   using Acc = typename Op::Acc;
-  const int64_t threads = omp_get_max_threads();
-  if (threads > 1 && L.outputs() < threads && L.R >= kReduceSplitMin)
-    return reduce_split(L, x, y, op, std::min<int64_t>(threads, L.R / (kReduceSplitMin / 2)));
+  if (const int64_t chunks = reduce_split_chunks(L.outputs(), L.R)) return reduce_split(L, x, y, op, chunks);
   for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
     const T* xb = x + L.base(o) + i0;
     const int64_t k0 = o * L.inner + i0;
