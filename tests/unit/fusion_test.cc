@@ -11,6 +11,8 @@
 #include <functional>
 #include <random>
 
+#include <unistd.h>
+
 #include "codegen/lower.h"
 #include "dlc/error.h"
 #include "dlc/expr_program.h"
@@ -86,7 +88,11 @@ void check_fusion(const Build& build, int64_t groups) {
   const std::string text = ir::print_graph(fused);
   std::unique_ptr<ir::Graph> reparsed = ir::parse_graph(text);
   EXPECT_EQ(ir::print_graph(*reparsed), text);
-  const std::string path = (std::filesystem::temp_directory_path() / "dlc_fusion_test.dlcplan").string();
+  // One file per process and test: ctest runs the cases of this file in parallel.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            fmt::format("dlc_fusion_test_{}_{}.dlcplan", getpid(),
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                               .string();
   plan::write_plan_file(codegen::lower_to_plan(*reparsed), path);
   const std::vector<Tensor> loaded = run_plan(plan::read_plan_file(path), inputs, 1);
   std::filesystem::remove(path);
