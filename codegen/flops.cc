@@ -26,12 +26,13 @@ int64_t node_flops(const ir::Node& n) {
       const Shape& a = n.inputs[0]->type.shape;
       const bool ta = n.attrs.i("transpose_a", 0) != 0;
       const int64_t k = a.size() < 2 ? a.back() : (ta ? a[a.size() - 2] : a.back());
-      // A fused epilogue counts as the Mul and Add it stands for.
-      const int64_t epilogue = (n.attrs.f("alpha", 1.0) != 1.0) + (n.inputs.size() > 2 && n.inputs[2]);
+      // A fused epilogue counts as the Mul, Add and Relu it stands for.
+      const int64_t epilogue =
+          (n.attrs.f("alpha", 1.0) != 1.0) + (n.inputs.size() > 2 && n.inputs[2]) + n.attrs.has("activation");
       return (2 * k + epilogue) * elements(n.outputs[0]);
     }
-    case ir::OpKind::Conv:
-      return conv_flops(n.outputs[0], n.inputs[1]);
+    case ir::OpKind::Conv:  // a folded Relu counts one per element, as the Relu it stands for
+      return conv_flops(n.outputs[0], n.inputs[1]) + (n.attrs.has("activation") ? elements(n.outputs[0]) : 0);
     case ir::OpKind::ConvTranspose:
       return conv_flops(n.inputs[0], n.inputs[1]);
     // dW[OC, IC/g, k…] sums over N and the output positions: the forward Conv's count.

@@ -1,5 +1,6 @@
-// First, GEMM fusion folds Transposes and bias / scale epilogues into MatMul (matmul_fusion.h;
-// stats matmul_*). Then elementwise fusion:
+// First, GEMM fusion folds Transposes and bias / scale / Relu epilogues into MatMul, and a Relu
+// into Conv (matmul_fusion.h; stats matmul_*, conv_activations), before elementwise grouping could
+// take that Relu. Then elementwise fusion:
 // chains of elementwise ops (forward and backward: Add, Mul, Relu, ReluGrad,
 // Sigmoid, Where, Cast, … — the ops of DLC_EXPR_OPS) become one FusedElementwise node whose
 // `program` attribute is the chain as an expression program (dlc/expr_program.h), so the CPU

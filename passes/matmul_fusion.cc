@@ -26,6 +26,7 @@ bool swaps_last_two(const ir::Node& n) {
 
 bool is_matmul(const ir::Node* n) { return n && n->op == OpKind::MatMul; }
 bool has_bias(const ir::Node& mm) { return mm.inputs.size() > 2 && mm.inputs[2]; }
+bool has_activation(const ir::Node& n) { return n.attrs.has("activation"); }
 bool matrix_operands(const ir::Node& mm) {
   return mm.inputs[0]->type.rank() >= 2 && mm.inputs[1]->type.rank() >= 2;
 }
@@ -61,6 +62,8 @@ class MatmulFuser {
         ++c.scales;
       else if (n->op == OpKind::Add && fold_bias(n))
         ++c.biases;
+      else if (n->op == OpKind::Relu)
+        fold_activation(n, &c);
     }
     return c;
   }
@@ -101,7 +104,7 @@ class MatmulFuser {
   // Rewrite 2: (op(A) op(B))^T = op(B)^T op(A)^T, so MatMul(b, a) with ta' = !tb, tb' = !ta.
   bool fold_result_transpose(ir::Node* t) {
     ir::Node* mm = sole_matmul_producer(t->inputs[0], t);
-    if (!mm || has_bias(*mm) || !matrix_operands(*mm)) return false;
+    if (!mm || has_bias(*mm) || has_activation(*mm) || !matrix_operands(*mm)) return false;
     std::swap(mm->inputs[0], mm->inputs[1]);
     const bool ta = mm->attrs.i("transpose_a", 0) != 0, tb = mm->attrs.i("transpose_b", 0) != 0;
     set_flag(mm->attrs, "transpose_a", !tb);
@@ -114,8 +117,8 @@ class MatmulFuser {
   // reads as operand `i`, used nowhere else.
   ir::Node* epilogue_matmul(ir::Node* n, size_t i) const {
     ir::Node* mm = sole_matmul_producer(n->inputs[i], n);
-    if (!mm || has_bias(*mm) || !matrix_operands(*mm) || !is_floating(n->outputs[0]->type.dtype) ||
-        n->outputs[0]->type != mm->outputs[0]->type)
+    if (!mm || has_bias(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
+        !is_floating(n->outputs[0]->type.dtype) || n->outputs[0]->type != mm->outputs[0]->type)
       return nullptr;
     return mm;
   }
@@ -152,6 +155,24 @@ class MatmulFuser {
       return true;
     }
     return false;
+  }
+
+  // Rewrite 4: Relu(MatMul | Conv) -> the producer with activation = "relu", after its bias
+  // (Conv: its own bias input) and scale; the pre-activation value has no other user, so in
+  // training ReluGrad reads the Relu result, which the producer then computes.
+  bool fold_activation(ir::Node* relu, MatmulFusionCounts* c) {
+    ir::Value* x = relu->inputs[0];
+    if (!x || !x->producer || kept_.count(x)) return false;
+    ir::Node* p = x->producer;
+    if ((p->op != OpKind::MatMul && p->op != OpKind::Conv) || has_activation(*p) || p->outputs.size() != 1 ||
+        p->outputs[0] != x || !is_floating(x->type.dtype) || relu->outputs[0]->type != x->type)
+      return false;
+    const std::vector<ir::Node*> users = g_.users(x);
+    if (users.size() != 1 || users[0] != relu) return false;
+    p->attrs.set("activation", std::string("relu"));
+    absorb(p, relu);
+    ++(p->op == OpKind::MatMul ? c->activations : c->conv_activations);
+    return true;
   }
 
   ir::Graph& g_;

@@ -416,8 +416,11 @@ StepBinding library(const StepView& s, std::string call) {
 }
 
 // A cuBLASLt GEMM: the operand transposes are its operation flags and the fused epilogue
-// (alpha * product + bias) its alpha and CUBLASLT_EPILOGUE_BIAS (one value per result column),
-// all recorded explicitly in the parameters.
+// (act(alpha * product + bias)) its alpha and CUBLASLT_EPILOGUE_BIAS (one value per result
+// column), _RELU or _RELU_BIAS, all recorded explicitly in the parameters ("default", "bias",
+// "relu", "bias_relu"). The runtime must keep NaN through the Relu as the CPU kernel does
+// (cuBLASLt's own RELU epilogue is not documented to; if it does not, it applies the Relu as a
+// kernel of its own).
 StepBinding matmul(const StepView& s) {
   StepBinding b = library(s, "cublasLt.matmul");
   b.params.set("transpose_a", s.attrs.i("transpose_a", 0) != 0 ? int64_t(1) : int64_t(0));
@@ -428,7 +431,21 @@ StepBinding matmul(const StepView& s) {
                s.input(2).dtype != s.output(0).dtype))
     s.fail(fmt::format("bias {} is not one value per column of the result {}", s.input(2).str(),
                        s.output(0).str()));
-  b.params.set("epilogue", std::string(bias ? "bias" : "default"));
+  const bool relu = s.attrs.has("activation");
+  if (relu && s.attrs.s("activation") != "relu")
+    s.fail(fmt::format("activation '{}' has no cuBLASLt epilogue", s.attrs.s("activation")));
+  b.params.set("epilogue", std::string(relu ? (bias ? "bias_relu" : "relu") : (bias ? "bias" : "default")));
+  return b;
+}
+
+// A cuDNN forward convolution; a folded Relu (and the bias input) is recorded as `activation`
+// ("relu" or "none") for cudnnConvolutionBiasActivationForward with CUDNN_ACTIVATION_RELU (the
+// same NaN caveat as the GEMM's epilogue).
+StepBinding conv(const StepView& s) {
+  StepBinding b = library(s, "cudnn.convolution_forward");
+  const std::string act = s.attrs.s("activation", "none");
+  if (act != "none" && act != "relu") s.fail(fmt::format("activation '{}' has no cuDNN form", act));
+  b.params.set("activation", act);
   return b;
 }
 
@@ -475,7 +492,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"RmspropUpdate", [](const StepView& s) { return single_update(s, "RmspropUpdate"); }},
       {"MultiTensorUpdate", multi_tensor_update},
       {"MatMul", matmul},
-      {"Conv", [](const StepView& s) { return library(s, "cudnn.convolution_forward"); }},
+      {"Conv", conv},
       {"ConvTranspose", [](const StepView& s) { return library(s, "cudnn.convolution_backward_data"); }},
       {"ConvGradFilter", [](const StepView& s) { return library(s, "cudnn.convolution_backward_filter"); }},
       {"MaxPool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},

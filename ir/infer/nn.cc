@@ -88,6 +88,15 @@ Window conv_common(InferContext& ctx, int64_t* group) {
   return read_window(ctx, x.shape.size() - 2, &wk);
 }
 
+// A folded activation epilogue (MatMul, Conv): absent or "relu", on floating-point operands.
+void check_activation(InferContext& ctx) {
+  if (!ctx.attrs().has("activation")) return;
+  const std::string& act = ctx.attrs().s("activation");
+  if (act != "relu") ctx.fail("unknown activation '{}' (only \"relu\")", act);
+  if (!is_floating(ctx.input(0).dtype))
+    ctx.fail("an activation needs floating-point operands, got {}", ctx.input(0).str());
+}
+
 void check_bias(InferContext& ctx, int64_t channels) {
   if (!ctx.has_input(2)) return;
   const TensorType& b = ctx.input(2);
@@ -134,6 +143,7 @@ void infer_MatMul(InferContext& ctx) {
   // The fused epilogue: alpha scales the product, the bias broadcasts along the last dim only.
   if ((ctx.attrs().has("alpha") || ctx.has_input(2)) && !is_floating(a.dtype))
     ctx.fail("alpha and bias need floating-point operands, got {}", a.str());
+  check_activation(ctx);
   if (ctx.has_input(2)) {
     const TensorType& bias = ctx.input(2);
     if (b.shape.size() < 2) ctx.fail("a bias needs a matrix operand b, got {}", b.str());
@@ -192,6 +202,7 @@ void infer_Conv(InferContext& ctx) {
   if (wt.shape[1] * group != x.shape[1] || wt.shape[0] % group != 0)
     ctx.fail("weight {} does not fit input {} with group {}", wt.str(), x.str(), group);
   check_bias(ctx, wt.shape[0]);
+  check_activation(ctx);
   const size_t spatial = x.shape.size() - 2;
   Shape out = {x.shape[0], wt.shape[0]};
   for (size_t i = 0; i < spatial; ++i) {

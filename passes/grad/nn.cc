@@ -37,9 +37,17 @@ ir::Value* sum_over_batch_and_space(GradContext& c, ir::Value* dy) {
   return c.emit(OpKind::ReduceSum, {dy}, r);
 }
 
+// A folded activation epilogue appears only after autodiff (the fusion pass), never before it.
+void require_no_activation(GradContext& c) {
+  if (c.node().attrs.has("activation"))
+    throw Error("autodiff: " + std::string(ir::op_name(c.node().op)) + " '" + c.node().name +
+                "' has a folded activation epilogue (fusion runs after autodiff)");
+}
+
 }  // namespace
 
 void grad_matmul(GradContext& c) {
+  require_no_activation(c);
   // Batch dims broadcast like numpy, so each operand's gradient is summed back to its shape. A
   // 1-D operand is promoted to a matrix ([K] as [1, K] on the left, [K, 1] on the right) and dy
   // given the matching unit dim.
@@ -90,6 +98,7 @@ void grad_matmul(GradContext& c) {
 }
 
 void grad_conv(GradContext& c) {
+  require_no_activation(c);
   ir::Value *x = c.x(0), *w = c.x(1), *dy = c.dy();
   const Shape kernel(w->type.shape.begin() + 2, w->type.shape.end());
   const size_t spatial = kernel.size();

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Every optional pass of the training pipeline is exact: 3 Adam steps of each parity model
-(tests/parity/data: mlp, cnn, transformer) with all passes, and again with one pass disabled
+(tests/parity/data: mlp, cnn, transformer) and of models/fashion_cnn.onnx (random data; its
+Linear + Relu folds into one MatMul, passes/matmul_fusion.h) with all passes, and again with one
+pass disabled
 (`--disable-pass P`), end with the same checkpoint — every parameter, Adam moment and running
 statistic — bit for bit, and log the same losses.
 
@@ -18,6 +20,7 @@ from cli_harness import Checks
 HERE = os.path.dirname(os.path.abspath(__file__))
 PARITY_DATA = os.path.join(os.path.dirname(HERE), "parity", "data")
 MODELS = ["mlp", "cnn", "transformer"]
+FASHION_CNN = os.path.join(os.path.dirname(os.path.dirname(HERE)), "models", "fashion_cnn.onnx")
 # The passes that only transform: `--disable-pass` may switch them off without changing what is
 # computed (training-mode changes BatchNorm and Dropout on purpose; loss, autodiff and optimizer
 # are required).
@@ -44,9 +47,13 @@ def main():
         return 2
     checks = Checks(os.path.abspath(sys.argv[1]), "-v" in sys.argv[2:])
     with tempfile.TemporaryDirectory(prefix="dlc_passes_") as tmp:
-        for model_name in MODELS:
-            model = os.path.join(PARITY_DATA, model_name, "model.onnx")
-            data = os.path.join(PARITY_DATA, model_name, "data.npz")
+        fashion_data = os.path.join(tmp, "fashion.npz")
+        rng = np.random.default_rng(0)
+        np.savez(fashion_data, input=rng.standard_normal((32, 1, 28, 28)).astype(np.float32),
+                 label=rng.integers(0, 10, 32).astype(np.int64))
+        models = [(m, os.path.join(PARITY_DATA, m, "model.onnx"), os.path.join(PARITY_DATA, m, "data.npz"))
+                  for m in MODELS] + [("fashion_cnn", FASHION_CNN, fashion_data)]
+        for model_name, model, data in models:
             reference = train(checks, f"{model_name}_all_passes", model, data, tmp, [])
             if reference is None:
                 continue

@@ -1,12 +1,15 @@
 // GEMM fusion (passes/matmul_fusion.h) and the fused MatMul it produces: the CPU kernel with
-// transposes, bias and alpha against a naive reference (f32 on oneDNN, f64 on the plain loop,
-// f16/bf16 widened); each rewrite on small graphs run unfused and fused on the CPU runtime (f32
-// bit for bit); the cases where a rewrite must not fire; shape inference, flops and the
-// gradient of a fused MatMul.
+// transposes, bias, alpha and a Relu against a naive reference (f32 on oneDNN, f64 on the plain
+// loop, f16/bf16 widened), the Relu epilogues of MatMul and Conv keeping NaN and -0; each rewrite
+// on small graphs run unfused and fused on the CPU runtime (f32 bit for bit); the cases where a
+// rewrite must not fire; shape inference, flops, the CUDA bindings and the gradient of a fused
+// MatMul.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "codegen/cuda/step_binding.h"
@@ -17,6 +20,7 @@
 #include "dlc/session.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/autodiff.h"
 #include "passes/matmul_fusion.h"
 #include "runtime/cpu/kernel.h"
 #include "tests/unit/kernel_test_util.h"
@@ -31,7 +35,7 @@ using ir::OpKind;
 // alpha * op(a) @ op(b) + bias for a [B, M|K, K|M] and b [K|N, N|K] (b shared by the batch).
 std::vector<double> reference(const std::vector<float>& a, const std::vector<float>& b,
                               const std::vector<float>& bias, int64_t B, int64_t M, int64_t K, int64_t N,
-                              bool ta, bool tb, double alpha) {
+                              bool ta, bool tb, double alpha, bool relu = false) {
   std::vector<double> c(size_t(B * M * N));
   for (int64_t i = 0; i < B; ++i)
     for (int64_t m = 0; m < M; ++m)
@@ -40,7 +44,8 @@ std::vector<double> reference(const std::vector<float>& a, const std::vector<flo
         for (int64_t k = 0; k < K; ++k)
           acc += double(a[size_t(i * M * K + (ta ? k * M + m : m * K + k))]) *
                  double(b[size_t(tb ? n * K + k : k * N + n)]);
-        c[size_t((i * M + m) * N + n)] = alpha * acc + (bias.empty() ? 0.0 : bias[size_t(n)]);
+        const double y = alpha * acc + (bias.empty() ? 0.0 : bias[size_t(n)]);
+        c[size_t((i * M + m) * N + n)] = relu && y < 0 ? 0.0 : y;
       }
   return c;
 }
@@ -72,32 +77,34 @@ std::vector<float> rounded(DType t, const std::vector<float>& v) {
   return std::vector<float>(r.begin(), r.end());
 }
 
-TEST(MatmulFusionKernel, TransposesBiasAndAlphaMatchTheReference) {
+TEST(MatmulFusionKernel, TransposesBiasAlphaAndReluMatchTheReference) {
   const int64_t B = 3, M = 5, K = 7, N = 4;
   for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16})
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (double alpha : {1.0, 0.25})
-          for (bool with_bias : {false, true}) {
-            const std::vector<float> a = rounded(t, cpu::test::random_values(B * M * K, 1));
-            const std::vector<float> b = rounded(t, cpu::test::random_values(K * N, 2));
-            const std::vector<float> bias =
-                with_bias ? rounded(t, cpu::test::random_values(N, 3)) : std::vector<float>{};
-            Attrs attrs;
-            attrs.set("transpose_a", int64_t(ta));
-            attrs.set("transpose_b", int64_t(tb));
-            if (alpha != 1.0) attrs.set("alpha", alpha);
-            const std::vector<double> got =
-                run_kernel(t, a, ta ? Shape{B, K, M} : Shape{B, M, K}, b, tb ? Shape{N, K} : Shape{K, N},
-                           bias, Shape{1, 1, N}, {B, M, N}, attrs);
-            const std::vector<double> want = reference(a, b, bias, B, M, K, N, ta, tb, alpha);
-            // f16/bf16 results are rounded once to 11 / 8 significant bits.
-            const double tol = t == DType::BF16 ? 2e-2 : t == DType::F16 ? 4e-3 : 1e-5;
-            for (size_t i = 0; i < want.size(); ++i)
-              ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
-                  << dtype_name(t) << " ta=" << ta << " tb=" << tb << " alpha=" << alpha
-                  << " bias=" << with_bias << " at " << i;
-          }
+          for (bool with_bias : {false, true})
+            for (bool relu : {false, true}) {
+              const std::vector<float> a = rounded(t, cpu::test::random_values(B * M * K, 1));
+              const std::vector<float> b = rounded(t, cpu::test::random_values(K * N, 2));
+              const std::vector<float> bias =
+                  with_bias ? rounded(t, cpu::test::random_values(N, 3)) : std::vector<float>{};
+              Attrs attrs;
+              attrs.set("transpose_a", int64_t(ta));
+              attrs.set("transpose_b", int64_t(tb));
+              if (alpha != 1.0) attrs.set("alpha", alpha);
+              if (relu) attrs.set("activation", std::string("relu"));
+              const std::vector<double> got =
+                  run_kernel(t, a, ta ? Shape{B, K, M} : Shape{B, M, K}, b, tb ? Shape{N, K} : Shape{K, N},
+                             bias, Shape{1, 1, N}, {B, M, N}, attrs);
+              const std::vector<double> want = reference(a, b, bias, B, M, K, N, ta, tb, alpha, relu);
+              // f16/bf16 results are rounded once to 11 / 8 significant bits.
+              const double tol = t == DType::BF16 ? 2e-2 : t == DType::F16 ? 4e-3 : 1e-5;
+              for (size_t i = 0; i < want.size(); ++i)
+                ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+                    << dtype_name(t) << " ta=" << ta << " tb=" << tb << " alpha=" << alpha
+                    << " bias=" << with_bias << " relu=" << relu << " at " << i;
+            }
 }
 
 TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBias) {
@@ -106,6 +113,102 @@ TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBias) {
   attrs.set("alpha", 3.0);
   const std::vector<double> got = run_kernel(DType::F32, {}, {2, 0}, {}, {0, 3}, bias, {3}, {2, 3}, attrs);
   EXPECT_EQ(got, (std::vector<double>{1.5, -2, 0.5, 1.5, -2, 0.5}));
+}
+
+// The Relu epilogue keeps NaN and -0 like the Relu kernel (torch.relu), which oneDNN's relu
+// post-op would not (it gives 0 for NaN); f32 on oneDNN, f64 on the loop, an empty inner dim.
+TEST(MatmulFusionKernel, ReluEpilogueKeepsNaNAndNegativeZero) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Attrs attrs;
+  attrs.set("activation", std::string("relu"));
+  for (DType t : {DType::F32, DType::F64}) {
+    // Row 0 reads a NaN, so all its columns are NaN; rows 1 and 2 have negatives.
+    const std::vector<float> a = {nan, 1.f, -1.f, 0.f, 2.f, 1.f};   // [3, 2]
+    const std::vector<float> b = {0.f, 1.f, -3.f, 0.f, -1.f, 4.f};  // [2, 3]
+    const std::vector<float> bias = {-0.f, 0.5f, -20.f};
+    const std::vector<double> got = run_kernel(t, a, {3, 2}, b, {2, 3}, bias, {3}, {3, 3}, attrs);
+    for (int j = 0; j < 3; ++j) EXPECT_TRUE(std::isnan(got[size_t(j)])) << dtype_name(t) << " column " << j;
+    // Row 1: -1*[0,1,-3] + 0*[0,-1,4] + bias = [0, -0.5, -17] -> [0, 0, 0] (+0).
+    EXPECT_EQ(got[3], 0.0);
+    EXPECT_EQ(got[4], 0.0);
+    EXPECT_FALSE(std::signbit(got[4]));
+    EXPECT_EQ(got[5], 0.0);
+    // Row 2: 2*[0,1,-3] + 1*[0,-1,4] + bias = [0, 1.5, -22] -> [0, 1.5, 0].
+    EXPECT_EQ(got[7], 1.5);
+    EXPECT_EQ(got[8], 0.0);
+  }
+  // The unfused Relu of the same f32 product, bit for bit (its -0 and NaN included).
+  const std::vector<float> a = {nan, 1.f, -1.f, 0.f, 2.f, 1.f}, b = {0.f, 1.f, -3.f, 0.f, -1.f, 4.f},
+                           bias = {-0.f, 0.5f, -20.f};
+  const std::vector<double> fused = run_kernel(DType::F32, a, {3, 2}, b, {2, 3}, bias, {3}, {3, 3}, attrs);
+  const std::vector<double> plain = run_kernel(DType::F32, a, {3, 2}, b, {2, 3}, bias, {3}, {3, 3}, {});
+  for (size_t i = 0; i < plain.size(); ++i) {
+    const double want = plain[i] < 0 ? 0.0 : plain[i];
+    EXPECT_EQ(std::isnan(fused[i]), std::isnan(want)) << i;
+    if (!std::isnan(want)) {
+      EXPECT_EQ(fused[i], want) << i;
+      EXPECT_EQ(std::signbit(fused[i]), std::signbit(want)) << i;
+    }
+  }
+  // An empty inner dim: the Relu of the bias.
+  const std::vector<double> empty =
+      run_kernel(DType::F32, {}, {2, 0}, {}, {0, 3}, {1.5f, -2.f, nan}, {3}, {2, 3}, attrs);
+  EXPECT_EQ(empty[0], 1.5);
+  EXPECT_EQ(empty[1], 0.0);
+  EXPECT_TRUE(std::isnan(empty[2]));
+  // A -0 result (an empty product scaled by -1, on the loop) stays -0, as the Relu kernel keeps it.
+  Attrs neg = attrs;
+  neg.set("alpha", -1.0);
+  const std::vector<double> zeros = run_kernel(DType::F32, {}, {2, 0}, {}, {0, 3}, {}, {}, {2, 3}, neg);
+  for (double z : zeros) {
+    EXPECT_EQ(z, 0.0);
+    EXPECT_TRUE(std::signbit(z));
+  }
+}
+
+// Conv with a Relu epilogue: the unfused Conv's result through `x < 0 ? 0 : x`, bit for bit
+// (NaN kept), with and without a bias, through a cached primitive too.
+TEST(MatmulFusionKernel, ConvReluEpilogueIsTheUnfusedRelu) {
+  const int64_t N = 2, C = 3, H = 6, W = 5, M = 4, KH = 3, KW = 3;
+  std::vector<float> x = cpu::test::random_values(N * C * H * W, 7),
+                     w = cpu::test::random_values(M * C * KH * KW, 8), b = cpu::test::random_values(M, 9);
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  for (bool with_bias : {false, true}) {
+    Attrs attrs;
+    attrs.set("kernel_shape", Shape{KH, KW});
+    attrs.set("strides", Shape{1, 1});
+    attrs.set("pads", Shape{1, 1, 1, 1});
+    attrs.set("dilations", Shape{1, 1});
+    attrs.set("group", int64_t(1));
+    Attrs relu_attrs = attrs;
+    relu_attrs.set("activation", std::string("relu"));
+    const auto run = [&](const Attrs& at, bool cached) {
+      std::vector<float> y(size_t(N * M * H * W), 123.f);
+      std::vector<cpu::TensorView> in = {cpu::test::view(x, {N, C, H, W}),
+                                         cpu::test::view(w, {M, C, KH, KW})};
+      if (with_bias) in.push_back(cpu::test::view(b, {M}));
+      cpu::KernelContext ctx =
+          cpu::test::kernel_context(at, std::move(in), {cpu::test::view(y, {N, M, H, W})}, "Conv");
+      std::unique_ptr<cpu::KernelState> state;
+      if (cached) ctx.state = &state;
+      for (int k = 0; k < (cached ? 2 : 1); ++k) cpu::kernel_Conv(ctx);
+      return y;
+    };
+    const std::vector<float> plain = run(attrs, false);
+    int nans = 0, zeros = 0;
+    for (bool cached : {false, true}) {
+      const std::vector<float> fused = run(relu_attrs, cached);
+      for (size_t i = 0; i < plain.size(); ++i) {
+        const float want = plain[i] < 0 ? 0.f : plain[i];
+        ASSERT_EQ(std::memcmp(&fused[i], &want, sizeof(float)), 0)
+            << "bias=" << with_bias << " at " << i << ": " << fused[i] << " vs " << want;
+        nans += std::isnan(want);
+        zeros += want == 0.f;
+      }
+    }
+    EXPECT_GT(nans, 0);
+    EXPECT_GT(zeros, 0);
+  }
 }
 
 // ---- the rewrites
@@ -161,6 +264,8 @@ void check(const Build& build, const passes::MatmulFusionCounts& want) {
   EXPECT_EQ(got.result_transposes, want.result_transposes) << text;
   EXPECT_EQ(got.scales, want.scales) << text;
   EXPECT_EQ(got.biases, want.biases) << text;
+  EXPECT_EQ(got.activations, want.activations) << text;
+  EXPECT_EQ(got.conv_activations, want.conv_activations) << text;
   EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total())) << text;
   ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
   for (size_t i = 0; i < plain.outputs().size(); ++i) {
@@ -252,6 +357,114 @@ TEST(MatmulFusion, BiasAndScaleEpilogues) {
       {.scales = 2, .biases = 2});
 }
 
+Attrs conv_attrs() {
+  Attrs a;
+  a.set("kernel_shape", Shape{3, 3});
+  a.set("strides", Shape{1, 1});
+  a.set("pads", Shape{1, 1, 1, 1});
+  a.set("dilations", Shape{1, 1});
+  a.set("group", int64_t(1));
+  return a;
+}
+
+TEST(MatmulFusion, ReluEpilogues) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {2, 5, 3}});
+        ir::Value* w = g.add_input("w", {DType::F32, {4, 3}});
+        ir::Value* b = g.add_input("b", {DType::F32, {4}});
+        ir::Value* wt = op(g, OpKind::Transpose, {w}, perm({1, 0}));
+        // A linear layer: Transpose, bias and Relu all fold; the Relu's value is kept.
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, wt}), b})}, {}, "h"));
+        // Scale, bias, Relu.
+        ir::Value* s = op(g, OpKind::Mul, {op(g, OpKind::MatMul, {x, wt}), scalar(g, DType::F32, -0.5)});
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Add, {s, b})}, {}, "scaled"));
+        // A bare MatMul, whose Relu result is read twice (as ReluGrad and the next layer would).
+        ir::Value* r = op(g, OpKind::Relu, {op(g, OpKind::MatMul, {x, wt})}, {}, "bare");
+        g.add_output(op(g, OpKind::Add, {r, r}, {}, "twice"));
+        g.add_output(r);
+        // Conv with and without its bias input.
+        ir::Value* img = g.add_input("img", {DType::F32, {2, 3, 5, 4}});
+        ir::Value* k = g.add_input("k", {DType::F32, {6, 3, 3, 3}});
+        ir::Value* kb = g.add_input("kb", {DType::F32, {6}});
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Conv, {img, k}, conv_attrs())}, {}, "conv"));
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Conv, {img, k, kb}, conv_attrs())}, {}, "conv_bias"));
+      },
+      {.operand_transposes = 1, .scales = 1, .biases = 2, .activations = 3, .conv_activations = 2});
+  // The fused MatMul carries the attribute and takes over the Relu's value.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+  ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+  ir::Value* r = op(g, OpKind::Relu, {op(g, OpKind::MatMul, {x, w})}, {}, "r");
+  g.add_output(r);
+  passes::fuse_matmuls(g);
+  ASSERT_EQ(r->producer->op, OpKind::MatMul);
+  EXPECT_EQ(r->producer->attrs.s("activation"), "relu");
+  EXPECT_EQ(g.num_nodes(), 1u);
+}
+
+TEST(MatmulFusion, ReluEpiloguesInHalfPrecision) {
+  for (DType t : {DType::F16, DType::BF16})
+    check(
+        [t](ir::Graph& g) {
+          ir::Value* x = g.add_input("x", {t, {6, 8}});
+          ir::Value* w = g.add_input("w", {t, {8, 5}});
+          ir::Value* b = g.add_input("b", {t, {5}});
+          g.add_output(
+              op(g, OpKind::Relu, {op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, w}), b})}, {}, "y"));
+          ir::Value* img = g.add_input("img", {t, {1, 2, 4, 4}});
+          ir::Value* k = g.add_input("k", {t, {3, 2, 3, 3}});
+          g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Conv, {img, k}, conv_attrs())}, {}, "c"));
+        },
+        {.biases = 1, .activations = 1, .conv_activations = 1});
+}
+
+TEST(MatmulFusion, ReluEpilogueMustNotFire) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
+        ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+        ir::Value* b = g.add_input("b", {DType::F32, {4}});
+        // The pre-activation has another user (or is a graph output).
+        ir::Value* m = op(g, OpKind::MatMul, {x, w});
+        g.add_output(op(g, OpKind::Relu, {m}, {}, "r1"));
+        g.add_output(op(g, OpKind::Sigmoid, {m}, {}, "other_user"));
+        ir::Value* m2 = op(g, OpKind::MatMul, {x, w}, {}, "pre_out");
+        g.add_output(op(g, OpKind::Relu, {m2}, {}, "r2"));
+        g.add_output(m2);
+        // A Relu after a Cast (mixed precision) or after another op between.
+        Attrs to_f32;
+        to_f32.set("to", std::string("f32"));
+        Attrs to_bf16;
+        to_bf16.set("to", std::string("bf16"));
+        ir::Value* h =
+            op(g, OpKind::MatMul, {op(g, OpKind::Cast, {x}, to_bf16), op(g, OpKind::Cast, {w}, to_bf16)});
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Cast, {h}, to_f32)}, {}, "after_cast"));
+        ir::Value* n = op(g, OpKind::Neg, {op(g, OpKind::MatMul, {x, w})});
+        g.add_output(op(g, OpKind::Relu, {n}, {}, "after_neg"));
+        // A bias or scale after the Relu stays (only the Relu folds), a second Relu stays too.
+        ir::Value* r3 = op(g, OpKind::Relu, {op(g, OpKind::MatMul, {x, w})});
+        g.add_output(op(g, OpKind::Add, {r3, b}, {}, "bias_after"));
+        ir::Value* r4 = op(g, OpKind::Relu, {op(g, OpKind::MatMul, {x, w})});
+        g.add_output(op(g, OpKind::Mul, {r4, scalar(g, DType::F32, 2.0)}, {}, "scale_after"));
+        ir::Value* r5 = op(g, OpKind::Relu, {op(g, OpKind::MatMul, {x, w})});
+        g.add_output(op(g, OpKind::Relu, {r5}, {}, "relu_twice"));
+        // An integer MatMul; a ConvTranspose; a Conv whose result has another user.
+        ir::Value* i = g.add_input("i", {DType::I32, {2, 2}});
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::MatMul, {i, i})}, {}, "int"));
+        ir::Value* img = g.add_input("img", {DType::F32, {1, 2, 4, 4}});
+        ir::Value* k = g.add_input("k", {DType::F32, {2, 3, 3, 3}});
+        Attrs ct = conv_attrs();
+        ct.set("output_padding", Shape{0, 0});
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::ConvTranspose, {img, k}, ct)}, {}, "deconv"));
+        ir::Value* k2 = g.add_input("k2", {DType::F32, {3, 2, 3, 3}});
+        ir::Value* c = op(g, OpKind::Conv, {img, k2}, conv_attrs());
+        g.add_output(op(g, OpKind::Relu, {c}, {}, "conv_relu"));
+        g.add_output(op(g, OpKind::Add, {c, c}, {}, "conv_other_user"));
+      },
+      {.activations = 3});  // only r3, r4 and r5 (the first Relu of "relu_twice")
+}
+
 TEST(MatmulFusion, AllRewritesInHalfPrecision) {
   for (DType t : {DType::F16, DType::BF16})
     check(
@@ -341,6 +554,22 @@ TEST(MatmulFusion, InferenceChecksTheEpilogue) {
   ir::Value* v = g.add_input("v", {DType::F32, {3}});
   ir::Value* b2 = g.add_input("b2", {DType::F32, {2}});
   EXPECT_THROW(g.add_node(OpKind::MatMul, {x, v, b2}), Error) << "bias with a vector b";
+  Attrs relu;
+  relu.set("activation", std::string("relu"));
+  EXPECT_EQ(g.add_node(OpKind::MatMul, {x, w, ok}, relu)->outputs[0]->type, (TensorType{DType::F32, {2, 4}}));
+  EXPECT_THROW(g.add_node(OpKind::MatMul, {i, i}, relu), Error) << "integer Relu epilogue";
+  Attrs gelu;
+  gelu.set("activation", std::string("gelu"));
+  EXPECT_THROW(g.add_node(OpKind::MatMul, {x, w}, gelu), Error);
+  ir::Value* img = g.add_input("img", {DType::F32, {1, 2, 4, 4}});
+  ir::Value* k = g.add_input("k", {DType::F32, {3, 2, 3, 3}});
+  Attrs conv_relu = conv_attrs();
+  conv_relu.set("activation", std::string("relu"));
+  EXPECT_EQ(g.add_node(OpKind::Conv, {img, k}, conv_relu)->outputs[0]->type,
+            (TensorType{DType::F32, {1, 3, 4, 4}}));
+  Attrs conv_gelu = conv_attrs();
+  conv_gelu.set("activation", std::string("gelu"));
+  EXPECT_THROW(g.add_node(OpKind::Conv, {img, k}, conv_gelu), Error);
 }
 
 TEST(MatmulFusion, FlopsCountTheEpilogue) {
@@ -352,6 +581,38 @@ TEST(MatmulFusion, FlopsCountTheEpilogue) {
   alpha.set("alpha", 0.5);
   EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w})), 2 * 8 * 3);
   EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w, b}, alpha)), 2 * 8 * 3 + 8 + 8);
+  Attrs relu;
+  relu.set("activation", std::string("relu"));
+  EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w, b}, relu)), 2 * 8 * 3 + 8 + 8);
+  ir::Value* img = g.add_input("img", {DType::F32, {1, 2, 4, 4}});
+  ir::Value* k = g.add_input("k", {DType::F32, {3, 2, 3, 3}});
+  Attrs conv_relu = conv_attrs();
+  const int64_t conv = codegen::node_flops(*g.add_node(OpKind::Conv, {img, k}, conv_relu));
+  conv_relu.set("activation", std::string("relu"));
+  EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::Conv, {img, k}, conv_relu)), conv + 3 * 16);
+}
+
+TEST(MatmulFusion, GradientRulesRejectAFoldedActivation) {
+  Attrs relu;
+  relu.set("activation", std::string("relu"));
+  Attrs conv_relu = conv_attrs();
+  conv_relu.set("activation", std::string("relu"));
+  for (bool conv : {false, true}) {
+    ir::Graph g;
+    ir::Value* w =
+        g.add_parameter("w", Tensor::from_double(DType::F32, std::vector<double>(conv ? 18 : 12, 0.5),
+                                                 conv ? Shape{1, 2, 3, 3} : Shape{3, 4}));
+    ir::Value* x = g.add_input("x", {DType::F32, conv ? Shape{1, 2, 4, 4} : Shape{2, 3}});
+    ir::Value* y = conv ? g.add_node(OpKind::Conv, {x, w}, conv_relu, {""}, "fused")->outputs[0]
+                        : g.add_node(OpKind::MatMul, {x, w}, relu, {""}, "fused")->outputs[0];
+    g.add_output(g.add_node(OpKind::ReduceSum, {y})->outputs[0]);
+    try {
+      passes::Autodiff().run(g);
+      FAIL() << "autodiff differentiated a folded activation";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("activation"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
@@ -380,6 +641,37 @@ TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
   EXPECT_EQ(bound[0].params.ints("input2_dims"), (std::vector<int64_t>{4}));
   EXPECT_EQ(bound[1].params.s("epilogue"), "default");
   EXPECT_EQ(bound[1].params.f("alpha"), 1.0);
+}
+
+TEST(MatmulFusion, CudaBindingRecordsReluEpilogues) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+  ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+  ir::Value* b = g.add_input("b", {DType::F32, {4}});
+  Attrs relu;
+  relu.set("activation", std::string("relu"));
+  g.add_output(g.add_node(OpKind::MatMul, {x, w, b}, relu, {"y"})->outputs[0]);
+  g.add_output(g.add_node(OpKind::MatMul, {x, w}, relu, {"z"})->outputs[0]);
+  ir::Value* img = g.add_input("img", {DType::F32, {1, 2, 4, 4}});
+  ir::Value* k = g.add_input("k", {DType::F32, {3, 2, 3, 3}});
+  Attrs conv_relu = conv_attrs();
+  conv_relu.set("activation", std::string("relu"));
+  g.add_output(g.add_node(OpKind::Conv, {img, k}, conv_relu, {"c"})->outputs[0]);
+  g.add_output(g.add_node(OpKind::Conv, {img, k}, conv_attrs(), {"d"})->outputs[0]);
+  const plan::Plan p = codegen::lower_to_plan(g);
+  std::vector<codegen::cuda::StepBinding> mm, conv;
+  for (int i = 0; i < p.stages(0).steps_size(); ++i) {
+    const std::string& kernel = p.stages(0).steps(i).kernel();
+    if (kernel == "MatMul") mm.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
+    if (kernel == "Conv") conv.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
+  }
+  ASSERT_EQ(mm.size(), 2u);
+  EXPECT_EQ(mm[0].params.s("epilogue"), "bias_relu");
+  EXPECT_EQ(mm[1].params.s("epilogue"), "relu");
+  ASSERT_EQ(conv.size(), 2u);
+  EXPECT_EQ(conv[0].call, "cudnn.convolution_forward");
+  EXPECT_EQ(conv[0].params.s("activation"), "relu");
+  EXPECT_EQ(conv[1].params.s("activation"), "none");
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // CPU MatMul: numpy matmul (rank-1 operands promoted, batch broadcasting) with optional
-// transposes of the last two dims and the fused epilogue alpha * product + bias (bias along the
-// last dim). f32 runs on oneDNN's matmul (f16/bf16 widened to it, cpu/widen.h): the bias as its
-// bias argument, alpha as output scales — with both, the bias becomes a binary-add post-op, since
-// oneDNN scales its bias argument too; other dtypes on a plain loop.
+// transposes of the last two dims and the fused epilogue act(alpha * product + bias) (bias along
+// the last dim, act a Relu or nothing). f32 runs on oneDNN's matmul (f16/bf16 widened to it,
+// cpu/widen.h): the bias as its bias argument, alpha as output scales — with both, the bias
+// becomes a binary-add post-op, since oneDNN scales its bias argument too; other dtypes on a
+// plain loop. The Relu is applied to the stored result (cpu/activation.h: oneDNN's relu post-op
+// loses NaN).
 #include <algorithm>
 
+#include "runtime/cpu/activation.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/onednn.h"
@@ -21,13 +24,17 @@ struct MatmulGeometry {
   int64_t m = 0, n = 0, k = 0;
 };
 
-// The fused epilogue: alpha * product + bias, the bias a row of n values (or absent).
+// The fused epilogue: act(alpha * product + bias), the bias a row of n values (or absent), act a
+// Relu or nothing.
 struct Epilogue {
   float alpha = 1.0f;
   bool bias = false;
+  bool relu = false;
 };
 
-Epilogue epilogue(const KernelContext& ctx) { return {float(ctx.attrs.f("alpha", 1.0)), ctx.has_input(2)}; }
+Epilogue epilogue(const KernelContext& ctx) {
+  return {float(ctx.attrs.f("alpha", 1.0)), ctx.has_input(2), relu_epilogue(ctx)};
+}
 
 // Logical dims/strides of one operand, padded to `rank`; `transpose` swaps the last two.
 void operand_view(Shape dims, bool transpose, size_t rank, Shape* out_dims, Shape* out_strides) {
@@ -94,6 +101,8 @@ void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T
         for (int64_t j = 0; j < g.n; ++j) row[j] = T(row[j] * e.alpha);
       if (bias)
         for (int64_t j = 0; j < g.n; ++j) row[j] += bias[j];
+      if (e.relu)
+        for (int64_t j = 0; j < g.n; ++j) row[j] = row[j] < T(0) ? T(0) : row[j];
     }
   }
 }
@@ -161,6 +170,7 @@ void kernel_MatMul(KernelContext& ctx) {
       const int bias_arg = e.alpha != 1.0f ? kBiasPostOpArg : DNNL_ARG_BIAS;
       onednn::execute(st, {{DNNL_ARG_SRC, a.data}, {DNNL_ARG_WEIGHTS, b.data}, {bias_arg, bias}},
                       {{DNNL_ARG_DST, c.data}});
+      if (e.relu) apply_relu(c.as<float>(), c.numel());
     } catch (const dnnl::error& err) {
       ctx.fail("{} ({} x {})", onednn::describe(err), shape_str(a.dims), shape_str(b.dims));
     }
