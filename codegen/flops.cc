@@ -26,9 +26,9 @@ int64_t node_flops(const ir::Node& n) {
       const Shape& a = n.inputs[0]->type.shape;
       const bool ta = n.attrs.i("transpose_a", 0) != 0;
       const int64_t k = a.size() < 2 ? a.back() : (ta ? a[a.size() - 2] : a.back());
-      // A fused epilogue counts as the Mul, Add and Relu it stands for.
-      const int64_t epilogue =
-          (n.attrs.f("alpha", 1.0) != 1.0) + (n.inputs.size() > 2 && n.inputs[2]) + n.attrs.has("activation");
+      // A fused epilogue counts as the Mul, Adds and Relu it stands for.
+      const int64_t epilogue = (n.attrs.f("alpha", 1.0) != 1.0) + (n.inputs.size() > 2 && n.inputs[2]) +
+                               (n.inputs.size() > 3 && n.inputs[3]) + n.attrs.has("activation");
       return (2 * k + epilogue) * elements(n.outputs[0]);
     }
     case ir::OpKind::Conv:  // a folded Relu counts one per element, as the Relu it stands for

@@ -201,6 +201,7 @@ bool Fusion::run(ir::Graph& g) {
   stats_["matmul_result_transposes"] = gemm.result_transposes;
   stats_["matmul_scales"] = gemm.scales;
   stats_["matmul_biases"] = gemm.biases;
+  stats_["matmul_residuals"] = gemm.residuals;
   stats_["matmul_activations"] = gemm.activations;
   stats_["conv_activations"] = gemm.conv_activations;
   stats_["dead_nodes_removed"] = gemm.dead_nodes;

@@ -1,4 +1,4 @@
-// First, GEMM fusion folds Transposes and bias / scale / Relu epilogues into MatMul, and a Relu
+// First, GEMM fusion folds Transposes and bias / scale / residual / Relu epilogues into MatMul, and a Relu
 // into Conv (matmul_fusion.h; stats matmul_*, conv_activations), before elementwise grouping could
 // take that Relu. Then elementwise fusion:
 // chains of elementwise ops (forward and backward: Add, Mul, Relu, ReluGrad,

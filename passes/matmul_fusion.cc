@@ -1,4 +1,5 @@
-// GEMM fusion (matmul_fusion.h): Transposes and bias / scale epilogues folded into MatMul.
+// GEMM fusion (matmul_fusion.h): Transposes and scale / bias / residual / Relu epilogues folded
+// into MatMul (a Relu into Conv too).
 #include "passes/matmul_fusion.h"
 
 #include <algorithm>
@@ -26,6 +27,7 @@ bool swaps_last_two(const ir::Node& n) {
 
 bool is_matmul(const ir::Node* n) { return n && n->op == OpKind::MatMul; }
 bool has_bias(const ir::Node& mm) { return mm.inputs.size() > 2 && mm.inputs[2]; }
+bool has_residual(const ir::Node& mm) { return mm.inputs.size() > 3 && mm.inputs[3]; }
 bool has_activation(const ir::Node& n) { return n.attrs.has("activation"); }
 bool matrix_operands(const ir::Node& mm) {
   return mm.inputs[0]->type.rank() >= 2 && mm.inputs[1]->type.rank() >= 2;
@@ -60,8 +62,8 @@ class MatmulFuser {
     for (ir::Node* n : nodes) {
       if (n->op == OpKind::Mul && fold_scale(n))
         ++c.scales;
-      else if (n->op == OpKind::Add && fold_bias(n))
-        ++c.biases;
+      else if (n->op == OpKind::Add)
+        fold_add(n, &c);
       else if (n->op == OpKind::Relu)
         fold_activation(n, &c);
     }
@@ -90,7 +92,8 @@ class MatmulFuser {
     const std::vector<ir::Node*> users = g_.users(y);
     if (kept_.count(y) || users.empty()) return false;
     for (const ir::Node* u : users)
-      if (!is_matmul(u) || (has_bias(*u) && u->inputs[2] == y)) return false;
+      if (!is_matmul(u) || std::find(u->inputs.begin() + 2, u->inputs.end(), y) != u->inputs.end())
+        return false;
     for (ir::Node* u : users)
       for (int i = 0; i < 2; ++i)
         if (u->inputs[size_t(i)] == y) {
@@ -104,7 +107,8 @@ class MatmulFuser {
   // Rewrite 2: (op(A) op(B))^T = op(B)^T op(A)^T, so MatMul(b, a) with ta' = !tb, tb' = !ta.
   bool fold_result_transpose(ir::Node* t) {
     ir::Node* mm = sole_matmul_producer(t->inputs[0], t);
-    if (!mm || has_bias(*mm) || has_activation(*mm) || !matrix_operands(*mm)) return false;
+    if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm))
+      return false;
     std::swap(mm->inputs[0], mm->inputs[1]);
     const bool ta = mm->attrs.i("transpose_a", 0) != 0, tb = mm->attrs.i("transpose_b", 0) != 0;
     set_flag(mm->attrs, "transpose_a", !tb);
@@ -113,11 +117,12 @@ class MatmulFuser {
     return true;
   }
 
-  // The bias-free matrix MatMul whose result `n` (an elementwise op of the same result type)
-  // reads as operand `i`, used nowhere else.
+  // The matrix MatMul whose result `n` (an elementwise op of the same result type) reads as
+  // operand `i`, used nowhere else, with no epilogue that must come after n's (a residual or an
+  // activation; the caller checks the bias).
   ir::Node* epilogue_matmul(ir::Node* n, size_t i) const {
     ir::Node* mm = sole_matmul_producer(n->inputs[i], n);
-    if (!mm || has_bias(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
+    if (!mm || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
         !is_floating(n->outputs[0]->type.dtype) || n->outputs[0]->type != mm->outputs[0]->type)
       return nullptr;
     return mm;
@@ -127,7 +132,7 @@ class MatmulFuser {
     for (size_t i = 0; i < 2; ++i) {
       ir::Node* mm = epilogue_matmul(mul, i);
       const ir::Value* k = mul->inputs[1 - i];
-      if (!mm || k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 ||
+      if (!mm || has_bias(*mm) || k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 ||
           k->type.dtype != mm->outputs[0]->type.dtype)
         continue;
       mm->attrs.set("alpha", mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
@@ -137,21 +142,25 @@ class MatmulFuser {
     return false;
   }
 
-  bool fold_bias(ir::Node* add) {
+  // Add(MatMul, v) -> v as the MatMul's bias (input 2, when it has none: [n] or [1, …, 1, n]
+  // along the result's last dim) or residual (input 3: the result's type). The MatMul stays where
+  // it is, so v must be computed before it; of two MatMul operands, the later one takes the
+  // earlier one's result.
+  bool fold_add(ir::Node* add, MatmulFusionCounts* c) {
     for (size_t i = 0; i < 2; ++i) {
       ir::Node* mm = epilogue_matmul(add, i);
-      ir::Value* bias = add->inputs[1 - i];
-      if (!mm || bias == add->inputs[i] || bias->type.dtype != mm->outputs[0]->type.dtype) continue;
-      const Shape& b = bias->type.shape;
+      ir::Value* v = add->inputs[1 - i];
+      if (!mm || v == add->inputs[i] || v->type.dtype != mm->outputs[0]->type.dtype) continue;
+      const Shape& b = v->type.shape;
       const Shape& out = mm->outputs[0]->type.shape;
-      if (b.empty() || b.size() > out.size() || b.back() != out.back() ||
-          !std::all_of(b.begin(), b.end() - 1, [](int64_t d) { return d == 1; }))
-        continue;
-      // The MatMul stays where it is, so the bias must be computed before it.
-      if (bias->producer && pos_.at(bias->producer) > pos_.at(mm)) continue;
-      mm->inputs.resize(3);
-      mm->inputs[2] = bias;
+      const bool row = !b.empty() && b.size() <= out.size() && b.back() == out.back() &&
+                       std::all_of(b.begin(), b.end() - 1, [](int64_t d) { return d == 1; });
+      const size_t slot = row && !has_bias(*mm) ? 2 : b == out ? 3 : 0;
+      if (slot == 0 || (v->producer && pos_.at(v->producer) > pos_.at(mm))) continue;
+      mm->inputs.resize(std::max(mm->inputs.size(), slot + 1));
+      mm->inputs[slot] = v;
       absorb(mm, add);
+      ++(slot == 2 ? c->biases : c->residuals);
       return true;
     }
     return false;

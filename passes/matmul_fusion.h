@@ -1,5 +1,5 @@
 // GEMM fusion, the first step of the fusion pass (passes/fusion.h): Transposes and epilogues fold
-// into MatMul's (and a Relu into Conv's) internal attributes and bias input (ir/ops/nn.def), so
+// into MatMul's (and a Relu into Conv's) internal attributes and bias and residual inputs (ir/ops/nn.def), so
 // the CPU runtime and cuBLASLt run them inside the GEMM. In schedule order:
 //   1. MatMul(Transpose(x), y) -> MatMul(x, y) with transpose_a toggled (operand b alike), for a
 //      Transpose that swaps only the last two dims and whose users are all MatMuls taking it as
@@ -9,6 +9,9 @@
 //   3. Mul(MatMul, scalar constant) -> alpha *= the constant, for a bias-free MatMul;
 //      Add(MatMul, bias) (either order) -> MatMul(…, bias), for a bias of shape [n] or
 //      [1, …, 1, n] along the result's last dim that is available where the MatMul runs;
+//      Add(MatMul, r) -> MatMul(…, bias?, r) for a residual r of the result's type available
+//      there (a skip connection, or two gradient contributions summed), after any bias, so
+//      (product + bias) + r keeps the unfused order and neither scale nor bias folds after it;
 //   4. Relu(MatMul) and Relu(Conv) -> the producer with activation = "relu" (after the bias and
 //      alpha already folded; Conv's bias is its own input), so no scale or bias folds after it.
 //      In training ReluGrad reads the Relu result, which the producer then computes, so the
@@ -20,7 +23,7 @@
 // MatMul's result.
 // f32 results are bit-identical to the unfused ops on the CPU (the epilogue is one f32 operation
 // on the f32 product either way; the CPU kernels apply the Relu themselves, since oneDNN's relu
-// post-op turns NaN into 0, runtime/cpu/activation.h); a 16-bit result is rounded once instead
+// post-op turns NaN into 0, runtime/cpu/epilogue.h); a 16-bit result is rounded once instead
 // of per op (so a Relu then sees the f32 value: a negative that rounds to -0 gives +0).
 #pragma once
 
@@ -35,11 +38,13 @@ struct MatmulFusionCounts {
   int64_t result_transposes = 0;   // Transposes of results removed (rewrite 2)
   int64_t scales = 0;              // Muls folded into alpha
   int64_t biases = 0;              // Adds folded into the bias
+  int64_t residuals = 0;           // Adds folded into the residual
   int64_t activations = 0;         // Relus folded into a MatMul's activation
   int64_t conv_activations = 0;    // Relus folded into a Conv's activation
   int64_t dead_nodes = 0;          // dead nodes removed first (not in total())
   int64_t total() const {
-    return operand_transposes + result_transposes + scales + biases + activations + conv_activations;
+    return operand_transposes + result_transposes + scales + biases + residuals + activations +
+           conv_activations;
   }
 };
 

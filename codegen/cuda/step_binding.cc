@@ -416,16 +416,21 @@ StepBinding library(const StepView& s, std::string call) {
 }
 
 // A cuBLASLt GEMM: the operand transposes are its operation flags and the fused epilogue
-// (act(alpha * product + bias)) its alpha and CUBLASLT_EPILOGUE_BIAS (one value per result
-// column), _RELU or _RELU_BIAS, all recorded explicitly in the parameters ("default", "bias",
-// "relu", "bias_relu"). The runtime must keep NaN through the Relu as the CPU kernel does
-// (cuBLASLt's own RELU epilogue is not documented to; if it does not, it applies the Relu as a
-// kernel of its own).
+// (act(alpha * product + bias + residual)) its alpha, beta = 1 with the residual as matrix C
+// (D = alpha * A B + beta * C), and CUBLASLT_EPILOGUE_BIAS (one value per result column), _RELU or
+// _RELU_BIAS, all recorded explicitly in the parameters ("default", "bias", "relu", "bias_relu";
+// cuBLASLt adds C before the bias, so a residual and a bias sum in another order than on the CPU). The
+// runtime must keep NaN through the Relu as the CPU kernel does (cuBLASLt's own RELU epilogue is not
+// documented to; if it does not, it applies the Relu as a kernel of its own).
 StepBinding matmul(const StepView& s) {
   StepBinding b = library(s, "cublasLt.matmul");
   b.params.set("transpose_a", s.attrs.i("transpose_a", 0) != 0 ? int64_t(1) : int64_t(0));
   b.params.set("transpose_b", s.attrs.i("transpose_b", 0) != 0 ? int64_t(1) : int64_t(0));
   b.params.set("alpha", s.attrs.f("alpha", 1.0));
+  const bool residual = s.has_input(3);
+  if (residual && s.input(3) != s.output(0))
+    s.fail(fmt::format("residual {} is not the result's type {}", s.input(3).str(), s.output(0).str()));
+  b.params.set("beta", residual ? 1.0 : 0.0);
   const bool bias = s.has_input(2);
   if (bias && (s.output(0).shape.empty() || s.input(2).numel() != s.output(0).shape.back() ||
                s.input(2).dtype != s.output(0).dtype))

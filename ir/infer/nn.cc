@@ -140,9 +140,10 @@ void infer_MatMul(InferContext& ctx) {
   Shape batch = broadcast_shapes(ctx, Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2));
   if (a.shape.size() > 1) batch.push_back(sa[ra - 2]);
   if (b.shape.size() > 1) batch.push_back(sb[rb - 1]);
-  // The fused epilogue: alpha scales the product, the bias broadcasts along the last dim only.
-  if ((ctx.attrs().has("alpha") || ctx.has_input(2)) && !is_floating(a.dtype))
-    ctx.fail("alpha and bias need floating-point operands, got {}", a.str());
+  // The fused epilogue: alpha scales the product, the bias broadcasts along the last dim only,
+  // the residual has the result's type.
+  if ((ctx.attrs().has("alpha") || ctx.has_input(2) || ctx.has_input(3)) && !is_floating(a.dtype))
+    ctx.fail("alpha, bias and residual need floating-point operands, got {}", a.str());
   check_activation(ctx);
   if (ctx.has_input(2)) {
     const TensorType& bias = ctx.input(2);
@@ -154,7 +155,10 @@ void infer_MatMul(InferContext& ctx) {
       ctx.fail("bias {} must be {} [n] or [1, …, 1, n] with n the last dim of the result {}", bias.str(),
                dtype_name(a.dtype), shape_str(batch));
   }
-  ctx.outputs[0] = TensorType{a.dtype, batch};
+  const TensorType result{a.dtype, batch};
+  if (ctx.has_input(3) && ctx.input(3) != result)
+    ctx.fail("residual {} must have the result's type {}", ctx.input(3).str(), result.str());
+  ctx.outputs[0] = result;
 }
 
 void infer_Einsum(InferContext& ctx) {

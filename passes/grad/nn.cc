@@ -53,9 +53,10 @@ void grad_matmul(GradContext& c) {
   // given the matching unit dim.
   const bool ta = c.node().attrs.i("transpose_a", 0) != 0, tb = c.node().attrs.i("transpose_b", 0) != 0;
   ir::Value *a = c.x(0), *b = c.x(1), *dy = c.dy();
-  // A fused epilogue (alpha * product + bias): the bias gets dy summed to its shape, the product
-  // alpha * dy.
+  // A fused epilogue (alpha * product + bias + residual): the bias gets dy summed to its shape,
+  // the residual dy, the product alpha * dy.
   if (ir::Value* bias = c.x(2)) c.set_dx(2, c.reduce_to(dy, bias->type.shape));
+  if (c.x(3)) c.set_dx(3, dy);
   if (const double alpha = c.node().attrs.f("alpha", 1.0); alpha != 1.0) dy = c.scale(dy, alpha);
   const Shape &a_shape = a->type.shape, &b_shape = b->type.shape;
   if (a->type.rank() == 1) {

@@ -1,5 +1,5 @@
 // GEMM fusion (passes/matmul_fusion.h) and the fused MatMul it produces: the CPU kernel with
-// transposes, bias, alpha and a Relu against a naive reference (f32 on oneDNN, f64 on the plain
+// transposes, bias, alpha, a residual and a Relu against a naive reference (f32 on oneDNN, f64 on the plain
 // loop, f16/bf16 widened), the Relu epilogues of MatMul and Conv keeping NaN and -0; each rewrite
 // on small graphs run unfused and fused on the CPU runtime (f32 bit for bit); the cases where a
 // rewrite must not fire; shape inference, flops, the CUDA bindings and the gradient of a fused
@@ -32,10 +32,12 @@ using ir::OpKind;
 
 // ---- the kernel
 
-// alpha * op(a) @ op(b) + bias for a [B, M|K, K|M] and b [K|N, N|K] (b shared by the batch).
+// act(alpha * op(a) @ op(b) + bias + residual) for a [B, M|K, K|M] and b [K|N, N|K] (b shared by
+// the batch), act a Relu or nothing; an empty bias or residual is absent.
 std::vector<double> reference(const std::vector<float>& a, const std::vector<float>& b,
                               const std::vector<float>& bias, int64_t B, int64_t M, int64_t K, int64_t N,
-                              bool ta, bool tb, double alpha, bool relu = false) {
+                              bool ta, bool tb, double alpha, bool relu = false,
+                              const std::vector<float>& residual = {}) {
   std::vector<double> c(size_t(B * M * N));
   for (int64_t i = 0; i < B; ++i)
     for (int64_t m = 0; m < M; ++m)
@@ -44,26 +46,31 @@ std::vector<double> reference(const std::vector<float>& a, const std::vector<flo
         for (int64_t k = 0; k < K; ++k)
           acc += double(a[size_t(i * M * K + (ta ? k * M + m : m * K + k))]) *
                  double(b[size_t(tb ? n * K + k : k * N + n)]);
-        const double y = alpha * acc + (bias.empty() ? 0.0 : bias[size_t(n)]);
-        c[size_t((i * M + m) * N + n)] = relu && y < 0 ? 0.0 : y;
+        const size_t at = size_t((i * M + m) * N + n);
+        const double y =
+            alpha * acc + (bias.empty() ? 0.0 : bias[size_t(n)]) + (residual.empty() ? 0.0 : residual[at]);
+        c[at] = relu && y < 0 ? 0.0 : y;
       }
   return c;
 }
 
-// Runs the MatMul kernel on `t` copies of the operands (f32 values rounded to t first).
+// Runs the MatMul kernel on `t` copies of the operands (f32 values rounded to t first); an empty
+// bias or residual is absent.
 std::vector<double> run_kernel(DType t, const std::vector<float>& a, const Shape& a_dims,
                                const std::vector<float>& b, const Shape& b_dims,
                                const std::vector<float>& bias, const Shape& bias_dims, const Shape& c_dims,
-                               const Attrs& attrs) {
+                               const Attrs& attrs, const std::vector<float>& residual = {}) {
   const auto tensor = [&](const std::vector<float>& v, const Shape& dims) {
     return Tensor::from_double(t, std::vector<double>(v.begin(), v.end()), dims);
   };
   Tensor ta = tensor(a, a_dims), tb = tensor(b, b_dims),
-         tbias = bias.empty() ? Tensor() : tensor(bias, bias_dims);
+         tbias = bias.empty() ? Tensor() : tensor(bias, bias_dims),
+         tres = residual.empty() ? Tensor() : tensor(residual, c_dims);
   Tensor c = Tensor::from_double(t, std::vector<double>(size_t(num_elements(c_dims))), c_dims);
   std::vector<cpu::TensorView> in = {cpu::test::view(t, a_dims, ta.bytes.data()),
                                      cpu::test::view(t, b_dims, tb.bytes.data())};
-  if (!bias.empty()) in.push_back(cpu::test::view(t, bias_dims, tbias.bytes.data()));
+  in.push_back(cpu::test::view(t, bias_dims, bias.empty() ? nullptr : tbias.bytes.data()));
+  if (!residual.empty()) in.push_back(cpu::test::view(t, c_dims, tres.bytes.data()));
   cpu::KernelContext ctx =
       cpu::test::kernel_context(attrs, std::move(in), {cpu::test::view(t, c_dims, c.bytes.data())}, "MatMul");
   cpu::kernel_MatMul(ctx);
@@ -77,42 +84,50 @@ std::vector<float> rounded(DType t, const std::vector<float>& v) {
   return std::vector<float>(r.begin(), r.end());
 }
 
-TEST(MatmulFusionKernel, TransposesBiasAlphaAndReluMatchTheReference) {
+TEST(MatmulFusionKernel, TransposesBiasAlphaResidualAndReluMatchTheReference) {
   const int64_t B = 3, M = 5, K = 7, N = 4;
   for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16})
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (double alpha : {1.0, 0.25})
           for (bool with_bias : {false, true})
-            for (bool relu : {false, true}) {
-              const std::vector<float> a = rounded(t, cpu::test::random_values(B * M * K, 1));
-              const std::vector<float> b = rounded(t, cpu::test::random_values(K * N, 2));
-              const std::vector<float> bias =
-                  with_bias ? rounded(t, cpu::test::random_values(N, 3)) : std::vector<float>{};
-              Attrs attrs;
-              attrs.set("transpose_a", int64_t(ta));
-              attrs.set("transpose_b", int64_t(tb));
-              if (alpha != 1.0) attrs.set("alpha", alpha);
-              if (relu) attrs.set("activation", std::string("relu"));
-              const std::vector<double> got =
-                  run_kernel(t, a, ta ? Shape{B, K, M} : Shape{B, M, K}, b, tb ? Shape{N, K} : Shape{K, N},
-                             bias, Shape{1, 1, N}, {B, M, N}, attrs);
-              const std::vector<double> want = reference(a, b, bias, B, M, K, N, ta, tb, alpha, relu);
-              // f16/bf16 results are rounded once to 11 / 8 significant bits.
-              const double tol = t == DType::BF16 ? 2e-2 : t == DType::F16 ? 4e-3 : 1e-5;
-              for (size_t i = 0; i < want.size(); ++i)
-                ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
-                    << dtype_name(t) << " ta=" << ta << " tb=" << tb << " alpha=" << alpha
-                    << " bias=" << with_bias << " relu=" << relu << " at " << i;
-            }
+            for (bool with_residual : {false, true})
+              for (bool relu : {false, true}) {
+                const std::vector<float> a = rounded(t, cpu::test::random_values(B * M * K, 1));
+                const std::vector<float> b = rounded(t, cpu::test::random_values(K * N, 2));
+                const std::vector<float> bias =
+                    with_bias ? rounded(t, cpu::test::random_values(N, 3)) : std::vector<float>{};
+                const std::vector<float> residual =
+                    with_residual ? rounded(t, cpu::test::random_values(B * M * N, 4)) : std::vector<float>{};
+                Attrs attrs;
+                attrs.set("transpose_a", int64_t(ta));
+                attrs.set("transpose_b", int64_t(tb));
+                if (alpha != 1.0) attrs.set("alpha", alpha);
+                if (relu) attrs.set("activation", std::string("relu"));
+                const std::vector<double> got =
+                    run_kernel(t, a, ta ? Shape{B, K, M} : Shape{B, M, K}, b, tb ? Shape{N, K} : Shape{K, N},
+                               bias, Shape{1, 1, N}, {B, M, N}, attrs, residual);
+                const std::vector<double> want =
+                    reference(a, b, bias, B, M, K, N, ta, tb, alpha, relu, residual);
+                // f16/bf16 results are rounded once to 11 / 8 significant bits.
+                const double tol = t == DType::BF16 ? 2e-2 : t == DType::F16 ? 4e-3 : 1e-5;
+                for (size_t i = 0; i < want.size(); ++i)
+                  ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+                      << dtype_name(t) << " ta=" << ta << " tb=" << tb << " alpha=" << alpha
+                      << " bias=" << with_bias << " residual=" << with_residual << " relu=" << relu << " at "
+                      << i;
+              }
 }
 
-TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBias) {
+TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBiasAndResidual) {
   const std::vector<float> bias = {1.5f, -2.f, 0.5f};
   Attrs attrs;
   attrs.set("alpha", 3.0);
   const std::vector<double> got = run_kernel(DType::F32, {}, {2, 0}, {}, {0, 3}, bias, {3}, {2, 3}, attrs);
   EXPECT_EQ(got, (std::vector<double>{1.5, -2, 0.5, 1.5, -2, 0.5}));
+  const std::vector<double> with_residual =
+      run_kernel(DType::F32, {}, {2, 0}, {}, {0, 3}, bias, {3}, {2, 3}, attrs, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(with_residual, (std::vector<double>{2.5, 0, 3.5, 5.5, 3, 6.5}));
 }
 
 // The Relu epilogue keeps NaN and -0 like the Relu kernel (torch.relu), which oneDNN's relu
@@ -264,6 +279,7 @@ void check(const Build& build, const passes::MatmulFusionCounts& want) {
   EXPECT_EQ(got.result_transposes, want.result_transposes) << text;
   EXPECT_EQ(got.scales, want.scales) << text;
   EXPECT_EQ(got.biases, want.biases) << text;
+  EXPECT_EQ(got.residuals, want.residuals) << text;
   EXPECT_EQ(got.activations, want.activations) << text;
   EXPECT_EQ(got.conv_activations, want.conv_activations) << text;
   EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total())) << text;
@@ -497,11 +513,9 @@ TEST(MatmulFusion, MustNotFire) {
         ir::Value* m = op(g, OpKind::MatMul, {x4, w2});
         g.add_output(op(g, OpKind::Transpose, {m}, perm({1, 0}), "mt"));
         g.add_output(m);
-        // A bias along another dim ([m, 1]) or the whole result.
+        // A bias along another dim ([m, 1]; one of the result's type is a residual).
         ir::Value* col = g.add_input("col", {DType::F32, {5, 1}});
-        ir::Value* full = g.add_input("full", {DType::F32, {5, 6}});
         g.add_output(op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), col}, {}, "by_row"));
-        g.add_output(op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), full}, {}, "by_element"));
         // A MatMul result with another user.
         ir::Value* shared = op(g, OpKind::MatMul, {x4, w2});
         ir::Value* b = g.add_input("b", {DType::F32, {6}});
@@ -535,6 +549,73 @@ TEST(MatmulFusion, MustNotFire) {
       {.biases = 2});  // only the first Adds of "twice" and "scaled_bias"
 }
 
+TEST(MatmulFusion, ResidualEpilogues) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {2, 5, 3}});
+        ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+        ir::Value* b = g.add_input("b", {DType::F32, {4}});
+        ir::Value* r = g.add_input("r", {DType::F32, {2, 5, 4}});
+        // A skip connection after a linear layer: (product + bias) + r, residual first.
+        ir::Value* linear = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, w}), b});
+        g.add_output(op(g, OpKind::Add, {r, linear}, {}, "skip"));
+        // Scale, residual, Relu.
+        ir::Value* s = op(g, OpKind::Mul, {op(g, OpKind::MatMul, {x, w}), scalar(g, DType::F32, 0.5)});
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Add, {s, r})}, {}, "scaled_relu"));
+        // Two gradient contributions summed: the later MatMul takes the earlier one's result,
+        // whichever side of the Add it is on.
+        ir::Value* dy = g.add_input("dy", {DType::F32, {2, 5, 4}});
+        ir::Value* w2 = g.add_input("w2", {DType::F32, {3, 4}});
+        ir::Value* d1 = op(g, OpKind::MatMul, {dy, w}, flags(false, true));
+        ir::Value* d2 = op(g, OpKind::MatMul, {dy, w2}, flags(false, true));
+        g.add_output(op(g, OpKind::Add, {d2, d1}, {}, "dx"));
+      },
+      {.scales = 1, .biases = 1, .residuals = 3, .activations = 1});
+}
+
+TEST(MatmulFusion, ResidualEpilogueMustNotFire) {
+  check(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
+        ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
+        ir::Value* b = g.add_input("b", {DType::F32, {4}});
+        ir::Value* r = g.add_input("r", {DType::F32, {5, 4}});
+        // A bias or a scale after the residual stays (product + r + b would reorder the sum).
+        ir::Value* res = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, w}), r});
+        g.add_output(op(g, OpKind::Add, {res, b}, {}, "bias_after"));
+        ir::Value* res2 = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, w}), r});
+        g.add_output(op(g, OpKind::Mul, {res2, scalar(g, DType::F32, 2.0)}, {}, "scale_after"));
+        // A second residual stays.
+        ir::Value* res3 = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, w}), r});
+        g.add_output(op(g, OpKind::Add, {res3, r}, {}, "twice"));
+        // An addend computed after the MatMul (not a MatMul itself), and one that broadcasts.
+        ir::Value* m = op(g, OpKind::MatMul, {x, w});
+        ir::Value* late = op(g, OpKind::Neg, {r});
+        g.add_output(op(g, OpKind::Add, {m, late}, {}, "computed_later"));
+        ir::Value* rows = g.add_input("rows", {DType::F32, {5, 1}});
+        g.add_output(op(g, OpKind::Add, {op(g, OpKind::MatMul, {x, w}), rows}, {}, "broadcast"));
+        // The same value on both sides.
+        ir::Value* sq = op(g, OpKind::MatMul, {x, w});
+        g.add_output(op(g, OpKind::Add, {sq, sq}, {}, "doubled"));
+      },
+      {.residuals = 3});  // only the first Adds of "bias_after", "scale_after" and "twice"
+}
+
+TEST(MatmulFusion, ResidualGradientIsDy) {
+  // A MatMul with a folded residual still differentiates: the residual's gradient is dy.
+  ir::Graph g;
+  ir::Value* w = g.add_parameter("w", Tensor::from_double(DType::F32, std::vector<double>(12, 0.5), {3, 4}));
+  ir::Value* r = g.add_parameter("r", Tensor::from_double(DType::F32, std::vector<double>(8, 1.0), {2, 4}));
+  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
+  ir::Value* y = g.add_node(OpKind::MatMul, {x, w, nullptr, r}, {}, {"y"})->outputs[0];
+  g.add_output(g.add_node(OpKind::ReduceSum, {y})->outputs[0]);
+  passes::Autodiff().run(g);
+  ir::verify(g);
+  const ir::Value* dr = g.find_value("r@grad");
+  ASSERT_NE(dr, nullptr) << ir::print_graph(g);
+  EXPECT_EQ(dr->type, r->type);
+}
+
 TEST(MatmulFusion, InferenceChecksTheEpilogue) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
@@ -554,6 +635,14 @@ TEST(MatmulFusion, InferenceChecksTheEpilogue) {
   ir::Value* v = g.add_input("v", {DType::F32, {3}});
   ir::Value* b2 = g.add_input("b2", {DType::F32, {2}});
   EXPECT_THROW(g.add_node(OpKind::MatMul, {x, v, b2}), Error) << "bias with a vector b";
+  ir::Value* res = g.add_input("res", {DType::F32, {2, 4}});
+  EXPECT_EQ(g.add_node(OpKind::MatMul, {x, w, ok, res})->outputs[0]->type, (TensorType{DType::F32, {2, 4}}));
+  EXPECT_EQ(g.add_node(OpKind::MatMul, {x, w, nullptr, res})->outputs[0]->type,
+            (TensorType{DType::F32, {2, 4}}));
+  for (TensorType bad : {TensorType{DType::F32, {1, 4}}, TensorType{DType::F16, {2, 4}}}) {
+    ir::Value* rb = g.add_input(g.unique_value_name("bad_residual"), bad);
+    EXPECT_THROW(g.add_node(OpKind::MatMul, {x, w, nullptr, rb}), Error) << bad.str();
+  }
   Attrs relu;
   relu.set("activation", std::string("relu"));
   EXPECT_EQ(g.add_node(OpKind::MatMul, {x, w, ok}, relu)->outputs[0]->type, (TensorType{DType::F32, {2, 4}}));
@@ -584,6 +673,8 @@ TEST(MatmulFusion, FlopsCountTheEpilogue) {
   Attrs relu;
   relu.set("activation", std::string("relu"));
   EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w, b}, relu)), 2 * 8 * 3 + 8 + 8);
+  ir::Value* r = g.add_input("r", {DType::F32, {2, 4}});
+  EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::MatMul, {x, w, b, r}, relu)), 2 * 8 * 3 + 3 * 8);
   ir::Value* img = g.add_input("img", {DType::F32, {1, 2, 4, 4}});
   ir::Value* k = g.add_input("k", {DType::F32, {3, 2, 3, 3}});
   Attrs conv_relu = conv_attrs();
@@ -624,12 +715,14 @@ TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
   attrs.set("alpha", 0.5);
   g.add_output(g.add_node(OpKind::MatMul, {x, w, b}, attrs, {"y"})->outputs[0]);
   g.add_output(g.add_node(OpKind::MatMul, {x, w}, flags(false, true), {"z"})->outputs[0]);
+  ir::Value* r = g.add_input("r", {DType::F32, {2, 4}});
+  g.add_output(g.add_node(OpKind::MatMul, {x, w, nullptr, r}, flags(false, true), {"res"})->outputs[0]);
   const plan::Plan p = codegen::lower_to_plan(g);
   std::vector<codegen::cuda::StepBinding> bound;
   for (int i = 0; i < p.stages(0).steps_size(); ++i)
     if (p.stages(0).steps(i).kernel() == "MatMul")
       bound.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
-  ASSERT_EQ(bound.size(), 2u);
+  ASSERT_EQ(bound.size(), 3u);
   for (const codegen::cuda::StepBinding& s : bound) {
     EXPECT_EQ(s.kind, codegen::cuda::StepBinding::Kind::Library);
     EXPECT_EQ(s.call, "cublasLt.matmul");
@@ -639,8 +732,13 @@ TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
   EXPECT_EQ(bound[0].params.s("epilogue"), "bias");
   EXPECT_EQ(bound[0].params.f("alpha"), 0.5);
   EXPECT_EQ(bound[0].params.ints("input2_dims"), (std::vector<int64_t>{4}));
+  EXPECT_EQ(bound[0].params.f("beta"), 0.0);
   EXPECT_EQ(bound[1].params.s("epilogue"), "default");
   EXPECT_EQ(bound[1].params.f("alpha"), 1.0);
+  // The residual is cuBLASLt's matrix C with beta 1.
+  EXPECT_EQ(bound[2].params.s("epilogue"), "default");
+  EXPECT_EQ(bound[2].params.f("beta"), 1.0);
+  EXPECT_EQ(bound[2].params.ints("input3_dims"), (std::vector<int64_t>{2, 4}));
 }
 
 TEST(MatmulFusion, CudaBindingRecordsReluEpilogues) {

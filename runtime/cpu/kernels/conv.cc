@@ -2,11 +2,11 @@
 // 3-D, grouped, with explicit pads; the primitive is built once per step and cached, with the
 // memory formats oneDNN prefers (reorders around it) except for a plain input with few channels.
 // Conv's folded Relu epilogue (attribute `activation`) is applied to the stored result
-// (cpu/activation.h: oneDNN's relu post-op loses NaN).
+// (cpu/epilogue.h: oneDNN's relu post-op loses NaN).
 #include <string_view>
 
-#include "runtime/cpu/activation.h"
 #include "runtime/cpu/conv_window.h"
+#include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/widen.h"
 
@@ -65,7 +65,7 @@ void run_conv(KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
         st,
         {{DNNL_ARG_SRC, ctx.inputs[0].data}, {DNNL_ARG_WEIGHTS, ctx.inputs[1].data}, {DNNL_ARG_BIAS, bias}},
         {{DNNL_ARG_DST, ctx.outputs[0].data}});
-    if (relu_epilogue(ctx)) apply_relu(ctx.outputs[0].as<float>(), ctx.outputs[0].numel());
+    apply_epilogue<float>(ctx.outputs[0].as<float>(), nullptr, relu_epilogue(ctx), ctx.outputs[0].numel());
   } catch (const dnnl::error& e) {
     ctx.fail("{} (input {}, weight {}, output {})", onednn::describe(e), shape_str(ctx.inputs[0].dims),
              shape_str(ctx.inputs[1].dims), shape_str(ctx.outputs[0].dims));

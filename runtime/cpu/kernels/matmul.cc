@@ -1,14 +1,14 @@
 // CPU MatMul: numpy matmul (rank-1 operands promoted, batch broadcasting) with optional
-// transposes of the last two dims and the fused epilogue act(alpha * product + bias) (bias along
-// the last dim, act a Relu or nothing). f32 runs on oneDNN's matmul (f16/bf16 widened to it,
-// cpu/widen.h): the bias as its bias argument, alpha as output scales — with both, the bias
-// becomes a binary-add post-op, since oneDNN scales its bias argument too; other dtypes on a
-// plain loop. The Relu is applied to the stored result (cpu/activation.h: oneDNN's relu post-op
-// loses NaN).
+// transposes of the last two dims and the fused epilogue act(alpha * product + bias + residual)
+// (bias along the last dim, residual of the result's shape, act a Relu or nothing). f32 runs on
+// oneDNN's matmul (f16/bf16 widened to it, cpu/widen.h): the bias as its bias argument, alpha as
+// output scales — with both, the bias becomes a binary-add post-op, since oneDNN scales its bias
+// argument too; other dtypes on a plain loop. The residual and the Relu are applied to the stored
+// result (cpu/epilogue.h: oneDNN's relu post-op loses NaN).
 #include <algorithm>
 
-#include "runtime/cpu/activation.h"
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/widen.h"
@@ -24,16 +24,17 @@ struct MatmulGeometry {
   int64_t m = 0, n = 0, k = 0;
 };
 
-// The fused epilogue: act(alpha * product + bias), the bias a row of n values (or absent), act a
-// Relu or nothing.
+// The fused epilogue: act(alpha * product + bias + residual), the bias a row of n values, the
+// residual one value per result element (each or both absent), act a Relu or nothing.
 struct Epilogue {
   float alpha = 1.0f;
   bool bias = false;
+  bool residual = false;
   bool relu = false;
 };
 
 Epilogue epilogue(const KernelContext& ctx) {
-  return {float(ctx.attrs.f("alpha", 1.0)), ctx.has_input(2), relu_epilogue(ctx)};
+  return {float(ctx.attrs.f("alpha", 1.0)), ctx.has_input(2), ctx.has_input(3), relu_epilogue(ctx)};
 }
 
 // Logical dims/strides of one operand, padded to `rank`; `transpose` swaps the last two.
@@ -71,11 +72,15 @@ MatmulGeometry geometry(const KernelContext& ctx) {
              shape_str(ctx.inputs[1].dims), shape_str(ctx.outputs[0].dims));
   if (ctx.has_input(2) && ctx.inputs[2].numel() != g.n)
     ctx.fail("bias {} is not a row of the {} output columns", shape_str(ctx.inputs[2].dims), g.n);
+  if (ctx.has_input(3) && ctx.inputs[3].numel() != ctx.outputs[0].numel())
+    ctx.fail("residual {} is not the output's shape {}", shape_str(ctx.inputs[3].dims),
+             shape_str(ctx.outputs[0].dims));
   return g;
 }
 
 template <typename T>
-void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T* b, const T* bias, T* c) {
+void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T* b, const T* bias,
+                 const T* residual, T* c) {
   const size_t rank = g.c_dims.size();
   const int64_t batches = num_elements(Shape(g.c_dims.begin(), g.c_dims.end() - 2));
   const int64_t as_m = g.a_strides[rank - 2], as_k = g.a_strides[rank - 1];
@@ -90,7 +95,8 @@ void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T
         ao += idx * g.a_strides[d];
         bo += idx * g.b_strides[d];
       }
-      T* row = c + (bi * g.m + i) * g.n;
+      const int64_t row_offset = (bi * g.m + i) * g.n;
+      T* row = c + row_offset;
       std::fill(row, row + g.n, T(0));
       for (int64_t p = 0; p < g.k; ++p) {
         const T av = a[ao + i * as_m + p * as_k];
@@ -101,6 +107,8 @@ void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T
         for (int64_t j = 0; j < g.n; ++j) row[j] = T(row[j] * e.alpha);
       if (bias)
         for (int64_t j = 0; j < g.n; ++j) row[j] += bias[j];
+      if (residual)
+        for (int64_t j = 0; j < g.n; ++j) row[j] += residual[row_offset + j];
       if (e.relu)
         for (int64_t j = 0; j < g.n; ++j) row[j] = row[j] < T(0) ? T(0) : row[j];
     }
@@ -161,6 +169,7 @@ void kernel_MatMul(KernelContext& ctx) {
   const Epilogue e = epilogue(ctx);
   const TensorView &a = ctx.inputs[0], &b = ctx.inputs[1], &c = ctx.outputs[0];
   const void* bias = e.bias ? ctx.inputs[2].data : nullptr;
+  const void* residual = e.residual ? ctx.inputs[3].data : nullptr;
   if (c.numel() == 0) return;
   if (a.dtype == DType::F32 && g.k > 0) {
     std::unique_ptr<KernelState> local;
@@ -170,16 +179,17 @@ void kernel_MatMul(KernelContext& ctx) {
       const int bias_arg = e.alpha != 1.0f ? kBiasPostOpArg : DNNL_ARG_BIAS;
       onednn::execute(st, {{DNNL_ARG_SRC, a.data}, {DNNL_ARG_WEIGHTS, b.data}, {bias_arg, bias}},
                       {{DNNL_ARG_DST, c.data}});
-      if (e.relu) apply_relu(c.as<float>(), c.numel());
+      apply_epilogue(c.as<float>(), static_cast<const float*>(residual), e.relu, c.numel());
     } catch (const dnnl::error& err) {
       ctx.fail("{} ({} x {})", onednn::describe(err), shape_str(a.dims), shape_str(b.dims));
     }
     return;
   }
-  // The plain loop: other dtypes, and an empty inner dim (the product is zeros, the bias remains).
+  // The plain loop: other dtypes, and an empty inner dim (the product is zeros, the epilogue remains).
   dispatch_numeric(a.dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    matmul_loop<T>(g, e, a.as<T>(), b.as<T>(), static_cast<const T*>(bias), c.as<T>());
+    matmul_loop<T>(g, e, a.as<T>(), b.as<T>(), static_cast<const T*>(bias), static_cast<const T*>(residual),
+                   c.as<T>());
   });
 }
 
