@@ -18,6 +18,12 @@ int64_t conv_flops(const ir::Value* per, const ir::Value* weight) {
   return 2 * elements(per) * w[1] * window;
 }
 
+// Ops per result element of the folded residual Add and Relu epilogues (MatMul, Conv,
+// ConvTranspose), counted as the ops they stand for.
+int64_t residual_and_activation(const ir::Node& n) {
+  return (n.inputs.size() > 3 && n.inputs[3]) + n.attrs.has("activation");
+}
+
 }  // namespace
 
 int64_t node_flops(const ir::Node& n) {
@@ -28,13 +34,13 @@ int64_t node_flops(const ir::Node& n) {
       const int64_t k = a.size() < 2 ? a.back() : (ta ? a[a.size() - 2] : a.back());
       // A fused epilogue counts as the Mul, Adds and Relu it stands for.
       const int64_t epilogue = (n.attrs.f("alpha", 1.0) != 1.0) + (n.inputs.size() > 2 && n.inputs[2]) +
-                               (n.inputs.size() > 3 && n.inputs[3]) + n.attrs.has("activation");
+                               residual_and_activation(n);
       return (2 * k + epilogue) * elements(n.outputs[0]);
     }
-    case ir::OpKind::Conv:  // a folded Relu counts one per element, as the Relu it stands for
-      return conv_flops(n.outputs[0], n.inputs[1]) + (n.attrs.has("activation") ? elements(n.outputs[0]) : 0);
+    case ir::OpKind::Conv:
+      return conv_flops(n.outputs[0], n.inputs[1]) + residual_and_activation(n) * elements(n.outputs[0]);
     case ir::OpKind::ConvTranspose:
-      return conv_flops(n.inputs[0], n.inputs[1]);
+      return conv_flops(n.inputs[0], n.inputs[1]) + residual_and_activation(n) * elements(n.outputs[0]);
     // dW[OC, IC/g, k…] sums over N and the output positions: the forward Conv's count.
     case ir::OpKind::ConvGradFilter: {
       const Shape& dw = n.outputs[0]->type.shape;

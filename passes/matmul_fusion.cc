@@ -71,9 +71,13 @@ class MatmulFuser {
   }
 
  private:
-  // The MatMul producing `v` when `v` has no user but `consumer` and is not kept.
-  ir::Node* sole_matmul_producer(ir::Value* v, const ir::Node* consumer) const {
-    if (!v || !is_matmul(v->producer) || kept_.count(v)) return nullptr;
+  // The producer of `v` when it is a MatMul (or, with `convolutions`, a Conv or ConvTranspose)
+  // and `v` has no user but `consumer` and is not kept.
+  ir::Node* sole_producer(ir::Value* v, const ir::Node* consumer, bool convolutions = false) const {
+    if (!v || !v->producer || kept_.count(v)) return nullptr;
+    const OpKind op = v->producer->op;
+    if (op != OpKind::MatMul && !(convolutions && (op == OpKind::Conv || op == OpKind::ConvTranspose)))
+      return nullptr;
     const std::vector<ir::Node*> users = g_.users(v);
     if (users.size() != 1 || users[0] != consumer) return nullptr;
     return v->producer;
@@ -106,7 +110,7 @@ class MatmulFuser {
 
   // Rewrite 2: (op(A) op(B))^T = op(B)^T op(A)^T, so MatMul(b, a) with ta' = !tb, tb' = !ta.
   bool fold_result_transpose(ir::Node* t) {
-    ir::Node* mm = sole_matmul_producer(t->inputs[0], t);
+    ir::Node* mm = sole_producer(t->inputs[0], t);
     if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm))
       return false;
     std::swap(mm->inputs[0], mm->inputs[1]);
@@ -117,20 +121,20 @@ class MatmulFuser {
     return true;
   }
 
-  // The matrix MatMul whose result `n` (an elementwise op of the same result type) reads as
-  // operand `i`, used nowhere else, with no epilogue that must come after n's (a residual or an
-  // activation; the caller checks the bias).
-  ir::Node* epilogue_matmul(ir::Node* n, size_t i) const {
-    ir::Node* mm = sole_matmul_producer(n->inputs[i], n);
-    if (!mm || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
-        !is_floating(n->outputs[0]->type.dtype) || n->outputs[0]->type != mm->outputs[0]->type)
+  // The matrix MatMul (or with `convolutions` Conv or ConvTranspose) whose result `n` (an
+  // elementwise op of the same result type) reads as operand `i`, used nowhere else, with no
+  // epilogue that must come after n's (a residual or an activation; the caller checks the bias).
+  ir::Node* epilogue_producer(ir::Node* n, size_t i, bool convolutions = false) const {
+    ir::Node* p = sole_producer(n->inputs[i], n, convolutions);
+    if (!p || has_residual(*p) || has_activation(*p) || (is_matmul(p) && !matrix_operands(*p)) ||
+        !is_floating(n->outputs[0]->type.dtype) || n->outputs[0]->type != p->outputs[0]->type)
       return nullptr;
-    return mm;
+    return p;
   }
 
   bool fold_scale(ir::Node* mul) {
     for (size_t i = 0; i < 2; ++i) {
-      ir::Node* mm = epilogue_matmul(mul, i);
+      ir::Node* mm = epilogue_producer(mul, i);
       const ir::Value* k = mul->inputs[1 - i];
       if (!mm || has_bias(*mm) || k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 ||
           k->type.dtype != mm->outputs[0]->type.dtype)
@@ -143,24 +147,26 @@ class MatmulFuser {
   }
 
   // Add(MatMul, v) -> v as the MatMul's bias (input 2, when it has none: [n] or [1, …, 1, n]
-  // along the result's last dim) or residual (input 3: the result's type). The MatMul stays where
-  // it is, so v must be computed before it; of two MatMul operands, the later one takes the
+  // along the result's last dim) or residual (input 3: the result's type); Add(Conv |
+  // ConvTranspose, v) -> v as the residual (their bias input is per channel). The producer stays
+  // where it is, so v must be computed before it; of two such operands, the later one takes the
   // earlier one's result.
   bool fold_add(ir::Node* add, MatmulFusionCounts* c) {
     for (size_t i = 0; i < 2; ++i) {
-      ir::Node* mm = epilogue_matmul(add, i);
+      ir::Node* p = epilogue_producer(add, i, /*convolutions=*/true);
       ir::Value* v = add->inputs[1 - i];
-      if (!mm || v == add->inputs[i] || v->type.dtype != mm->outputs[0]->type.dtype) continue;
+      if (!p || v == add->inputs[i] || v->type.dtype != p->outputs[0]->type.dtype) continue;
       const Shape& b = v->type.shape;
-      const Shape& out = mm->outputs[0]->type.shape;
-      const bool row = !b.empty() && b.size() <= out.size() && b.back() == out.back() &&
+      const Shape& out = p->outputs[0]->type.shape;
+      const bool row = is_matmul(p) && !has_bias(*p) && !b.empty() && b.size() <= out.size() &&
+                       b.back() == out.back() &&
                        std::all_of(b.begin(), b.end() - 1, [](int64_t d) { return d == 1; });
-      const size_t slot = row && !has_bias(*mm) ? 2 : b == out ? 3 : 0;
-      if (slot == 0 || (v->producer && pos_.at(v->producer) > pos_.at(mm))) continue;
-      mm->inputs.resize(std::max(mm->inputs.size(), slot + 1));
-      mm->inputs[slot] = v;
-      absorb(mm, add);
-      ++(slot == 2 ? c->biases : c->residuals);
+      const size_t slot = row ? 2 : b == out ? 3 : 0;
+      if (slot == 0 || (v->producer && pos_.at(v->producer) > pos_.at(p))) continue;
+      p->inputs.resize(std::max(p->inputs.size(), slot + 1));
+      p->inputs[slot] = v;
+      absorb(p, add);
+      ++(slot == 2 ? c->biases : is_matmul(p) ? c->residuals : c->conv_residuals);
       return true;
     }
     return false;

@@ -1,6 +1,7 @@
-// GEMM fusion, the first step of the fusion pass (passes/fusion.h): Transposes and epilogues fold
-// into MatMul's (and a Relu into Conv's) internal attributes and bias and residual inputs (ir/ops/nn.def), so
-// the CPU runtime and cuBLASLt run them inside the GEMM. In schedule order:
+// GEMM and convolution fusion, the first step of the fusion pass (passes/fusion.h): Transposes and
+// epilogues fold into MatMul's internal attributes and bias and residual inputs, a Relu into
+// Conv's and a residual into Conv's and ConvTranspose's (ir/ops/nn.def), so the CPU runtime,
+// cuBLASLt and cuDNN run them inside the GEMM or convolution. In schedule order:
 //   1. MatMul(Transpose(x), y) -> MatMul(x, y) with transpose_a toggled (operand b alike), for a
 //      Transpose that swaps only the last two dims and whose users are all MatMuls taking it as
 //      an operand: the Transpose goes;
@@ -12,6 +13,8 @@
 //      Add(MatMul, r) -> MatMul(…, bias?, r) for a residual r of the result's type available
 //      there (a skip connection, or two gradient contributions summed), after any bias, so
 //      (product + bias) + r keeps the unfused order and neither scale nor bias folds after it;
+//      Add(Conv | ConvTranspose, r) -> r as their residual input alike (ResNet's backward pass
+//      sums a block's input gradient from the skip and the ConvTranspose of the conv path);
 //   4. Relu(MatMul) and Relu(Conv) -> the producer with activation = "relu" (after the bias and
 //      alpha already folded; Conv's bias is its own input), so no scale or bias folds after it.
 //      In training ReluGrad reads the Relu result, which the producer then computes, so the
@@ -21,10 +24,10 @@
 // state update; operands are rank >= 2 (any rank for a Relu); the folded value is taken over (its
 // name, role and every reference stay), so a `W@grad` gradient produced by a Transpose is then the
 // MatMul's result.
-// f32 results are bit-identical to the unfused ops on the CPU (the epilogue is one f32 operation
-// on the f32 product either way; the CPU kernels apply the Relu themselves, since oneDNN's relu
-// post-op turns NaN into 0, runtime/cpu/epilogue.h); a 16-bit result is rounded once instead
-// of per op (so a Relu then sees the f32 value: a negative that rounds to -0 gives +0).
+// f32 results are bit-identical to the unfused ops on the CPU (each epilogue is one f32 operation
+// on the f32 product either way; the CPU kernels add the residual and apply the Relu themselves,
+// since oneDNN's relu post-op turns NaN into 0, runtime/cpu/epilogue.h); a 16-bit result is rounded once
+// instead of per op (so a Relu then sees the f32 value: a negative that rounds to -0 gives +0).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +44,11 @@ struct MatmulFusionCounts {
   int64_t residuals = 0;           // Adds folded into the residual
   int64_t activations = 0;         // Relus folded into a MatMul's activation
   int64_t conv_activations = 0;    // Relus folded into a Conv's activation
+  int64_t conv_residuals = 0;      // Adds folded into a Conv's or ConvTranspose's residual
   int64_t dead_nodes = 0;          // dead nodes removed first (not in total())
   int64_t total() const {
     return operand_transposes + result_transposes + scales + biases + residuals + activations +
-           conv_activations;
+           conv_activations + conv_residuals;
   }
 };
 

@@ -415,6 +415,15 @@ StepBinding library(const StepView& s, std::string call) {
   return b;
 }
 
+// A folded residual epilogue (input 3, of the result's type) as the scale `param` (1, or 0 without
+// one) that the library call gives its added operand.
+void record_residual(const StepView& s, const char* param, StepBinding* b) {
+  const bool residual = s.has_input(3);
+  if (residual && s.input(3) != s.output(0))
+    s.fail(fmt::format("residual {} is not the result's type {}", s.input(3).str(), s.output(0).str()));
+  b->params.set(param, residual ? 1.0 : 0.0);
+}
+
 // A cuBLASLt GEMM: the operand transposes are its operation flags and the fused epilogue
 // (act(alpha * product + bias + residual)) its alpha, beta = 1 with the residual as matrix C
 // (D = alpha * A B + beta * C), and CUBLASLT_EPILOGUE_BIAS (one value per result column), _RELU or
@@ -427,10 +436,7 @@ StepBinding matmul(const StepView& s) {
   b.params.set("transpose_a", s.attrs.i("transpose_a", 0) != 0 ? int64_t(1) : int64_t(0));
   b.params.set("transpose_b", s.attrs.i("transpose_b", 0) != 0 ? int64_t(1) : int64_t(0));
   b.params.set("alpha", s.attrs.f("alpha", 1.0));
-  const bool residual = s.has_input(3);
-  if (residual && s.input(3) != s.output(0))
-    s.fail(fmt::format("residual {} is not the result's type {}", s.input(3).str(), s.output(0).str()));
-  b.params.set("beta", residual ? 1.0 : 0.0);
+  record_residual(s, "beta", &b);
   const bool bias = s.has_input(2);
   if (bias && (s.output(0).shape.empty() || s.input(2).numel() != s.output(0).shape.back() ||
                s.input(2).dtype != s.output(0).dtype))
@@ -445,12 +451,22 @@ StepBinding matmul(const StepView& s) {
 
 // A cuDNN forward convolution; a folded Relu (and the bias input) is recorded as `activation`
 // ("relu" or "none") for cudnnConvolutionBiasActivationForward with CUDNN_ACTIVATION_RELU (the
-// same NaN caveat as the GEMM's epilogue).
+// same NaN caveat as the GEMM's epilogue), and a folded residual as its z operand with `alpha2`
+// = 1: y = act(conv + alpha2 * z + bias).
 StepBinding conv(const StepView& s) {
   StepBinding b = library(s, "cudnn.convolution_forward");
   const std::string act = s.attrs.s("activation", "none");
   if (act != "none" && act != "relu") s.fail(fmt::format("activation '{}' has no cuDNN form", act));
   b.params.set("activation", act);
+  record_residual(s, "alpha2", &b);
+  return b;
+}
+
+// A transposed convolution is cuDNN's backward-data convolution, dx = conv_bwd_data + beta * dx:
+// a folded residual is `beta` = 1 over dx first holding the residual (the runtime copies it in).
+StepBinding conv_transpose(const StepView& s) {
+  StepBinding b = library(s, "cudnn.convolution_backward_data");
+  record_residual(s, "beta", &b);
   return b;
 }
 
@@ -498,7 +514,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"MultiTensorUpdate", multi_tensor_update},
       {"MatMul", matmul},
       {"Conv", conv},
-      {"ConvTranspose", [](const StepView& s) { return library(s, "cudnn.convolution_backward_data"); }},
+      {"ConvTranspose", conv_transpose},
       {"ConvGradFilter", [](const StepView& s) { return library(s, "cudnn.convolution_backward_filter"); }},
       {"MaxPool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},
       {"AveragePool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},

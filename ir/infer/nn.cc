@@ -97,6 +97,12 @@ void check_activation(InferContext& ctx) {
     ctx.fail("an activation needs floating-point operands, got {}", ctx.input(0).str());
 }
 
+// A folded residual epilogue (input 3 of MatMul, Conv, ConvTranspose): the result's type.
+void check_residual(InferContext& ctx, const TensorType& result) {
+  if (ctx.has_input(3) && ctx.input(3) != result)
+    ctx.fail("residual {} must have the result's type {}", ctx.input(3).str(), result.str());
+}
+
 void check_bias(InferContext& ctx, int64_t channels) {
   if (!ctx.has_input(2)) return;
   const TensorType& b = ctx.input(2);
@@ -155,10 +161,8 @@ void infer_MatMul(InferContext& ctx) {
       ctx.fail("bias {} must be {} [n] or [1, …, 1, n] with n the last dim of the result {}", bias.str(),
                dtype_name(a.dtype), shape_str(batch));
   }
-  const TensorType result{a.dtype, batch};
-  if (ctx.has_input(3) && ctx.input(3) != result)
-    ctx.fail("residual {} must have the result's type {}", ctx.input(3).str(), result.str());
-  ctx.outputs[0] = result;
+  ctx.outputs[0] = TensorType{a.dtype, batch};
+  check_residual(ctx, ctx.outputs[0]);
 }
 
 void infer_Einsum(InferContext& ctx) {
@@ -216,6 +220,7 @@ void infer_Conv(InferContext& ctx) {
     out.push_back(span / w.strides[i] + 1);
   }
   ctx.outputs[0] = TensorType{x.dtype, out};
+  check_residual(ctx, ctx.outputs[0]);
 }
 
 void infer_ConvTranspose(InferContext& ctx) {
@@ -237,6 +242,7 @@ void infer_ConvTranspose(InferContext& ctx) {
     out.push_back(o);
   }
   ctx.outputs[0] = TensorType{x.dtype, out};
+  check_residual(ctx, ctx.outputs[0]);
 }
 
 void infer_AveragePool(InferContext& ctx) {

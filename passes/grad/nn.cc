@@ -119,6 +119,7 @@ void grad_conv(GradContext& c) {
   c.set_dx(0, c.emit(OpKind::ConvTranspose, {dy, w}, ta));
   c.set_dx(1, c.emit(OpKind::ConvGradFilter, {dy, x}, a));
   if (c.x(2)) c.set_dx(2, sum_over_batch_and_space(c, dy));
+  if (c.x(3)) c.set_dx(3, dy);  // a folded residual
 }
 
 void grad_conv_transpose(GradContext& c) {
@@ -132,6 +133,7 @@ void grad_conv_transpose(GradContext& c) {
   c.set_dx(0, c.emit(OpKind::Conv, {dy, w}, a));
   c.set_dx(1, c.emit(OpKind::ConvGradFilter, {x, dy}, a));
   if (c.x(2)) c.set_dx(2, sum_over_batch_and_space(c, dy));
+  if (c.x(3)) c.set_dx(3, dy);  // a folded residual
 }
 
 void grad_maxpool(GradContext& c) {

@@ -282,6 +282,7 @@ void check(const Build& build, const passes::MatmulFusionCounts& want) {
   EXPECT_EQ(got.residuals, want.residuals) << text;
   EXPECT_EQ(got.activations, want.activations) << text;
   EXPECT_EQ(got.conv_activations, want.conv_activations) << text;
+  EXPECT_EQ(got.conv_residuals, want.conv_residuals) << text;
   EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total())) << text;
   ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
   for (size_t i = 0; i < plain.outputs().size(); ++i) {
@@ -601,19 +602,54 @@ TEST(MatmulFusion, ResidualEpilogueMustNotFire) {
       {.residuals = 3});  // only the first Adds of "bias_after", "scale_after" and "twice"
 }
 
+TEST(MatmulFusion, ConvResidualEpilogues) {
+  check(
+      [](ir::Graph& g) {
+        // A skip connection around a convolution (no normalization between), then a Relu.
+        ir::Value* img = g.add_input("img", {DType::F32, {2, 3, 5, 5}});
+        ir::Value* k = g.add_input("k", {DType::F32, {3, 3, 3, 3}});
+        ir::Value* c = op(g, OpKind::Conv, {img, k}, conv_attrs());
+        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Add, {img, c})}, {}, "block"));
+        // A block input's gradient: the skip's plus the conv path's ConvTranspose.
+        ir::Value* dy = g.add_input("dy", {DType::F32, {2, 4, 5, 5}});
+        ir::Value* k2 = g.add_input("k2", {DType::F32, {4, 3, 3, 3}});
+        ir::Value* skip = g.add_input("skip", {DType::F32, {2, 3, 5, 5}});
+        Attrs ct = conv_attrs();
+        ct.set("output_padding", Shape{0, 0});
+        g.add_output(op(g, OpKind::Add, {op(g, OpKind::ConvTranspose, {dy, k2}, ct), skip}, {}, "dx"));
+        // Must not fire: a per-channel addend, one computed after the Conv, a shared result.
+        ir::Value* per_channel = g.add_input("per_channel", {DType::F32, {1, 3, 1, 1}});
+        g.add_output(
+            op(g, OpKind::Add, {op(g, OpKind::Conv, {img, k}, conv_attrs()), per_channel}, {}, "bias"));
+        ir::Value* c2 = op(g, OpKind::Conv, {img, k}, conv_attrs());
+        g.add_output(op(g, OpKind::Add, {c2, op(g, OpKind::Neg, {img})}, {}, "computed_later"));
+        ir::Value* c3 = op(g, OpKind::Conv, {img, k}, conv_attrs());
+        g.add_output(op(g, OpKind::Add, {c3, img}, {}, "shared"));
+        g.add_output(op(g, OpKind::Sigmoid, {c3}, {}, "other_user"));
+      },
+      {.conv_activations = 1, .conv_residuals = 2});
+}
+
 TEST(MatmulFusion, ResidualGradientIsDy) {
-  // A MatMul with a folded residual still differentiates: the residual's gradient is dy.
-  ir::Graph g;
-  ir::Value* w = g.add_parameter("w", Tensor::from_double(DType::F32, std::vector<double>(12, 0.5), {3, 4}));
-  ir::Value* r = g.add_parameter("r", Tensor::from_double(DType::F32, std::vector<double>(8, 1.0), {2, 4}));
-  ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
-  ir::Value* y = g.add_node(OpKind::MatMul, {x, w, nullptr, r}, {}, {"y"})->outputs[0];
-  g.add_output(g.add_node(OpKind::ReduceSum, {y})->outputs[0]);
-  passes::Autodiff().run(g);
-  ir::verify(g);
-  const ir::Value* dr = g.find_value("r@grad");
-  ASSERT_NE(dr, nullptr) << ir::print_graph(g);
-  EXPECT_EQ(dr->type, r->type);
+  // A MatMul or Conv with a folded residual still differentiates: the residual's gradient is dy.
+  for (bool conv : {false, true}) {
+    ir::Graph g;
+    ir::Value* w =
+        g.add_parameter("w", Tensor::from_double(DType::F32, std::vector<double>(conv ? 18 : 12, 0.5),
+                                                 conv ? Shape{2, 1, 3, 3} : Shape{3, 4}));
+    const Shape out = conv ? Shape{1, 2, 4, 4} : Shape{2, 4};
+    ir::Value* r = g.add_parameter(
+        "r", Tensor::from_double(DType::F32, std::vector<double>(size_t(num_elements(out)), 1.0), out));
+    ir::Value* x = g.add_input("x", {DType::F32, conv ? Shape{1, 1, 4, 4} : Shape{2, 3}});
+    ir::Value* y = conv ? g.add_node(OpKind::Conv, {x, w, nullptr, r}, conv_attrs(), {"y"})->outputs[0]
+                        : g.add_node(OpKind::MatMul, {x, w, nullptr, r}, {}, {"y"})->outputs[0];
+    g.add_output(g.add_node(OpKind::ReduceSum, {y})->outputs[0]);
+    passes::Autodiff().run(g);
+    ir::verify(g);
+    const ir::Value* dr = g.find_value("r@grad");
+    ASSERT_NE(dr, nullptr) << ir::print_graph(g);
+    EXPECT_EQ(dr->type, r->type);
+  }
 }
 
 TEST(MatmulFusion, InferenceChecksTheEpilogue) {
@@ -659,6 +695,11 @@ TEST(MatmulFusion, InferenceChecksTheEpilogue) {
   Attrs conv_gelu = conv_attrs();
   conv_gelu.set("activation", std::string("gelu"));
   EXPECT_THROW(g.add_node(OpKind::Conv, {img, k}, conv_gelu), Error);
+  ir::Value* conv_res = g.add_input("conv_res", {DType::F32, {1, 3, 4, 4}});
+  EXPECT_EQ(g.add_node(OpKind::Conv, {img, k, nullptr, conv_res}, conv_attrs())->outputs[0]->type,
+            conv_res->type);
+  EXPECT_THROW(g.add_node(OpKind::Conv, {img, k, nullptr, img}, conv_attrs()), Error)
+      << "residual of the input's shape";
 }
 
 TEST(MatmulFusion, FlopsCountTheEpilogue) {
@@ -681,6 +722,9 @@ TEST(MatmulFusion, FlopsCountTheEpilogue) {
   const int64_t conv = codegen::node_flops(*g.add_node(OpKind::Conv, {img, k}, conv_relu));
   conv_relu.set("activation", std::string("relu"));
   EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::Conv, {img, k}, conv_relu)), conv + 3 * 16);
+  ir::Value* res = g.add_input("res", {DType::F32, {1, 3, 4, 4}});
+  EXPECT_EQ(codegen::node_flops(*g.add_node(OpKind::Conv, {img, k, nullptr, res}, conv_relu)),
+            conv + 2 * 3 * 16);
 }
 
 TEST(MatmulFusion, GradientRulesRejectAFoldedActivation) {
@@ -741,7 +785,7 @@ TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
   EXPECT_EQ(bound[2].params.ints("input3_dims"), (std::vector<int64_t>{2, 4}));
 }
 
-TEST(MatmulFusion, CudaBindingRecordsReluEpilogues) {
+TEST(MatmulFusion, CudaBindingRecordsReluAndConvEpilogues) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
   ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
@@ -756,20 +800,34 @@ TEST(MatmulFusion, CudaBindingRecordsReluEpilogues) {
   conv_relu.set("activation", std::string("relu"));
   g.add_output(g.add_node(OpKind::Conv, {img, k}, conv_relu, {"c"})->outputs[0]);
   g.add_output(g.add_node(OpKind::Conv, {img, k}, conv_attrs(), {"d"})->outputs[0]);
+  ir::Value* res = g.add_input("res", {DType::F32, {1, 3, 4, 4}});
+  g.add_output(g.add_node(OpKind::Conv, {img, k, nullptr, res}, conv_attrs(), {"e"})->outputs[0]);
+  ir::Value* dy = g.add_input("dy", {DType::F32, {1, 3, 4, 4}});
+  Attrs ct = conv_attrs();
+  ct.set("output_padding", Shape{0, 0});
+  g.add_output(g.add_node(OpKind::ConvTranspose, {dy, k}, ct, {"dx"})->outputs[0]);
+  g.add_output(g.add_node(OpKind::ConvTranspose, {dy, k, nullptr, img}, ct, {"dx_sum"})->outputs[0]);
   const plan::Plan p = codegen::lower_to_plan(g);
   std::vector<codegen::cuda::StepBinding> mm, conv;
   for (int i = 0; i < p.stages(0).steps_size(); ++i) {
     const std::string& kernel = p.stages(0).steps(i).kernel();
     if (kernel == "MatMul") mm.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
-    if (kernel == "Conv") conv.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
+    if (kernel == "Conv" || kernel == "ConvTranspose")
+      conv.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
   }
   ASSERT_EQ(mm.size(), 2u);
   EXPECT_EQ(mm[0].params.s("epilogue"), "bias_relu");
   EXPECT_EQ(mm[1].params.s("epilogue"), "relu");
-  ASSERT_EQ(conv.size(), 2u);
+  ASSERT_EQ(conv.size(), 5u);
   EXPECT_EQ(conv[0].call, "cudnn.convolution_forward");
   EXPECT_EQ(conv[0].params.s("activation"), "relu");
   EXPECT_EQ(conv[1].params.s("activation"), "none");
+  // A residual is cuDNN's z operand (alpha2 = 1) or, for a transposed convolution, beta = 1.
+  EXPECT_EQ(conv[1].params.f("alpha2"), 0.0);
+  EXPECT_EQ(conv[2].params.f("alpha2"), 1.0);
+  EXPECT_EQ(conv[3].call, "cudnn.convolution_backward_data");
+  EXPECT_EQ(conv[3].params.f("beta"), 0.0);
+  EXPECT_EQ(conv[4].params.f("beta"), 1.0);
 }
 
 }  // namespace

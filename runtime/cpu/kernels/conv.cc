@@ -1,8 +1,8 @@
 // CPU Conv and ConvTranspose on oneDNN (convolution_forward / deconvolution_forward), 1-D to
 // 3-D, grouped, with explicit pads; the primitive is built once per step and cached, with the
 // memory formats oneDNN prefers (reorders around it) except for a plain input with few channels.
-// Conv's folded Relu epilogue (attribute `activation`) is applied to the stored result
-// (cpu/epilogue.h: oneDNN's relu post-op loses NaN).
+// The folded epilogues, a residual (input 3) and Conv's Relu (attribute `activation`), are
+// applied to the stored result (cpu/epilogue.h: oneDNN's relu post-op loses NaN).
 #include <string_view>
 
 #include "runtime/cpu/conv_window.h"
@@ -65,7 +65,8 @@ void run_conv(KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
         st,
         {{DNNL_ARG_SRC, ctx.inputs[0].data}, {DNNL_ARG_WEIGHTS, ctx.inputs[1].data}, {DNNL_ARG_BIAS, bias}},
         {{DNNL_ARG_DST, ctx.outputs[0].data}});
-    apply_epilogue<float>(ctx.outputs[0].as<float>(), nullptr, relu_epilogue(ctx), ctx.outputs[0].numel());
+    const float* residual = ctx.has_input(3) ? ctx.inputs[3].as<float>() : nullptr;
+    apply_epilogue(ctx.outputs[0].as<float>(), residual, relu_epilogue(ctx), ctx.outputs[0].numel());
   } catch (const dnnl::error& e) {
     ctx.fail("{} (input {}, weight {}, output {})", onednn::describe(e), shape_str(ctx.inputs[0].dims),
              shape_str(ctx.inputs[1].dims), shape_str(ctx.outputs[0].dims));
