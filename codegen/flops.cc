@@ -64,7 +64,9 @@ int64_t node_flops(const ir::Node& n) {
       return ops * num_elements(p.dims) + (n.op == ir::OpKind::FusedReduce ? elements(n.outputs[0]) : 0);
     }
     default: {
-      int64_t total = 0;
+      // One op per result element; BatchNormalization's folded Relu and BatchNormGrad's folded
+      // ReluGrad count one more per element of y / dx, as the ops they stand for.
+      int64_t total = n.attrs.has("activation") ? elements(n.outputs[0]) : 0;
       for (const ir::Value* out : n.outputs) total += elements(out);
       return total;
     }

@@ -43,6 +43,14 @@ Shape reduced_shape(const Shape& dims, const std::vector<int64_t>& axes, bool ke
   return out;
 }
 
+void check_activation(const InferContext& ctx) {
+  if (!ctx.attrs().has("activation")) return;
+  const std::string& act = ctx.attrs().s("activation");
+  if (act != "relu") ctx.fail("unknown activation '{}' (only \"relu\")", act);
+  if (!is_floating(ctx.input(0).dtype))
+    ctx.fail("an activation needs floating-point operands, got {}", ctx.input(0).str());
+}
+
 std::vector<TensorType> infer_types(const Node& node, int num_outputs) {
   InferContext ctx{node, std::vector<TensorType>(size_t(num_outputs))};
   const OpInfo& info = node.info();

@@ -36,6 +36,9 @@ int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank);
 /// The result dims of reducing `dims` over `axes` (sorted; empty = all): reduced dims kept as 1
 /// with keepdims, else dropped.
 Shape reduced_shape(const Shape& dims, const std::vector<int64_t>& axes, bool keepdims);
+/// A folded activation epilogue (attribute `activation` of MatMul, Conv, BatchNormalization and
+/// BatchNormGrad): absent, or "relu" on floating-point operands.
+void check_activation(const InferContext& ctx);
 
 #define DLC_OP(name, min_in, max_in, min_out, max_out) void infer_##name(InferContext& ctx);
 #include "ir/ops.def"

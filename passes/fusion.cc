@@ -205,6 +205,8 @@ bool Fusion::run(ir::Graph& g) {
   stats_["matmul_activations"] = gemm.activations;
   stats_["conv_activations"] = gemm.conv_activations;
   stats_["conv_residuals"] = gemm.conv_residuals;
+  stats_["norm_activations"] = gemm.norm_activations;
+  stats_["norm_relu_grads"] = gemm.norm_relu_grads;
   stats_["dead_nodes_removed"] = gemm.dead_nodes;
   return groups > 0 || reductions > 0 || updates_merged > 0 || gemm.total() > 0 || gemm.dead_nodes > 0;
 }

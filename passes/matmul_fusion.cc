@@ -66,6 +66,8 @@ class MatmulFuser {
         fold_add(n, &c);
       else if (n->op == OpKind::Relu)
         fold_activation(n, &c);
+      else if (n->op == OpKind::BatchNormGrad && fold_relu_grad(n))
+        ++c.norm_relu_grads;
     }
     return c;
   }
@@ -78,9 +80,7 @@ class MatmulFuser {
     const OpKind op = v->producer->op;
     if (op != OpKind::MatMul && !(convolutions && (op == OpKind::Conv || op == OpKind::ConvTranspose)))
       return nullptr;
-    const std::vector<ir::Node*> users = g_.users(v);
-    if (users.size() != 1 || users[0] != consumer) return nullptr;
-    return v->producer;
+    return sole_user(v, consumer) ? v->producer : nullptr;
   }
 
   // `mm` takes over the result of `consumer` (value_takeover.h), which then goes with mm's old
@@ -172,22 +172,48 @@ class MatmulFuser {
     return false;
   }
 
-  // Rewrite 4: Relu(MatMul | Conv) -> the producer with activation = "relu", after its bias
-  // (Conv: its own bias input) and scale; the pre-activation value has no other user, so in
-  // training ReluGrad reads the Relu result, which the producer then computes.
+  // Rewrite 4: Relu(MatMul | Conv | BatchNormalization's y) -> the producer with activation =
+  // "relu", after its bias (Conv: its own bias input), scale and residual; the pre-activation
+  // value has no other user, so in training ReluGrad reads the Relu result, which the producer
+  // then computes.
   bool fold_activation(ir::Node* relu, MatmulFusionCounts* c) {
     ir::Value* x = relu->inputs[0];
     if (!x || !x->producer || kept_.count(x)) return false;
     ir::Node* p = x->producer;
-    if ((p->op != OpKind::MatMul && p->op != OpKind::Conv) || has_activation(*p) || p->outputs.size() != 1 ||
-        p->outputs[0] != x || !is_floating(x->type.dtype) || relu->outputs[0]->type != x->type)
+    if ((p->op != OpKind::MatMul && p->op != OpKind::Conv && p->op != OpKind::BatchNormalization) ||
+        has_activation(*p) || p->outputs[0] != x || !is_floating(x->type.dtype) ||
+        relu->outputs[0]->type != x->type)
       return false;
-    const std::vector<ir::Node*> users = g_.users(x);
-    if (users.size() != 1 || users[0] != relu) return false;
+    if (!sole_user(x, relu)) return false;
     p->attrs.set("activation", std::string("relu"));
     absorb(p, relu);
-    ++(p->op == OpKind::MatMul ? c->activations : c->conv_activations);
+    ++(p->op == OpKind::MatMul ? c->activations
+       : p->op == OpKind::Conv ? c->conv_activations
+                               : c->norm_activations);
     return true;
+  }
+
+  // Rewrite 5: BatchNormGrad(ReluGrad(dy, y), x, scale) -> BatchNormGrad(dy, x, scale, y) with
+  // activation = "relu" (the kernel masks dy as it reads it), for a ReluGrad result used nowhere
+  // else; the BatchNormGrad stays where it is, after the ReluGrad's operands.
+  bool fold_relu_grad(ir::Node* bn_grad) {
+    ir::Value* g = bn_grad->inputs[0];
+    if (has_activation(*bn_grad) || bn_grad->inputs.size() > 3 || !g || !g->producer ||
+        g->producer->op != OpKind::ReluGrad || kept_.count(g) || !sole_user(g, bn_grad) ||
+        bn_grad->inputs[1] == g || bn_grad->inputs[2] == g)
+      return false;
+    ir::Node* relu_grad = g->producer;
+    bn_grad->inputs[0] = relu_grad->inputs[0];
+    bn_grad->inputs.push_back(relu_grad->inputs[1]);
+    bn_grad->attrs.set("activation", std::string("relu"));
+    g_.remove_node(relu_grad);
+    return true;
+  }
+
+  // Whether `consumer` is the only node reading `v`.
+  bool sole_user(ir::Value* v, const ir::Node* consumer) const {
+    const std::vector<ir::Node*> users = g_.users(v);
+    return users.size() == 1 && users[0] == consumer;
   }
 
   ir::Graph& g_;

@@ -15,10 +15,14 @@
 //      (product + bias) + r keeps the unfused order and neither scale nor bias folds after it;
 //      Add(Conv | ConvTranspose, r) -> r as their residual input alike (ResNet's backward pass
 //      sums a block's input gradient from the skip and the ConvTranspose of the conv path);
-//   4. Relu(MatMul) and Relu(Conv) -> the producer with activation = "relu" (after the bias and
-//      alpha already folded; Conv's bias is its own input), so no scale or bias folds after it.
-//      In training ReluGrad reads the Relu result, which the producer then computes, so the
-//      pre-activation only has to have no other user (it never has one for a Relu's gradient).
+//   4. Relu(MatMul), Relu(Conv) and Relu(BatchNormalization's y) -> the producer with activation
+//      = "relu" (after the bias, alpha and residual already folded; Conv's bias is its own
+//      input), so no scale or bias folds after it. In training ReluGrad reads the Relu result,
+//      which the producer then computes, so the pre-activation only has to have no other user
+//      (it never has one for a Relu's gradient);
+//   5. BatchNormGrad(ReluGrad(dy, y), x, scale) -> BatchNormGrad(dy, x, scale, y) with activation
+//      = "relu", for a ReluGrad result used only there: with 4, a Conv -> BatchNormalization ->
+//      Relu block runs as two kernels forward and two backward (cuDNN's BN_ACTIVATION ops).
 // Only direct producer/consumer pairs fold (never across a Cast, so mixed precision's half
 // MatMuls keep their f32 Adds); the folded result has no other user and is not a graph output or
 // state update; operands are rank >= 2 (any rank for a Relu); the folded value is taken over (its
@@ -45,10 +49,12 @@ struct MatmulFusionCounts {
   int64_t activations = 0;         // Relus folded into a MatMul's activation
   int64_t conv_activations = 0;    // Relus folded into a Conv's activation
   int64_t conv_residuals = 0;      // Adds folded into a Conv's or ConvTranspose's residual
+  int64_t norm_activations = 0;    // Relus folded into a BatchNormalization's activation
+  int64_t norm_relu_grads = 0;     // ReluGrads folded into a BatchNormGrad
   int64_t dead_nodes = 0;          // dead nodes removed first (not in total())
   int64_t total() const {
     return operand_transposes + result_transposes + scales + biases + residuals + activations +
-           conv_activations + conv_residuals;
+           conv_activations + conv_residuals + norm_activations + norm_relu_grads;
   }
 };
 

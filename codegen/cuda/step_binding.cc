@@ -415,6 +415,14 @@ StepBinding library(const StepView& s, std::string call) {
   return b;
 }
 
+// The folded activation of a library step (attribute `activation`): "none" or "relu", the one the
+// library calls take here.
+bool folded_relu(const StepView& s) {
+  const std::string act = s.attrs.s("activation", "none");
+  if (act != "none" && act != "relu") s.fail(fmt::format("activation '{}' has no library form", act));
+  return act == "relu";
+}
+
 // A folded residual epilogue (input 3, of the result's type) as the scale `param` (1, or 0 without
 // one) that the library call gives its added operand.
 void record_residual(const StepView& s, const char* param, StepBinding* b) {
@@ -442,9 +450,7 @@ StepBinding matmul(const StepView& s) {
                s.input(2).dtype != s.output(0).dtype))
     s.fail(fmt::format("bias {} is not one value per column of the result {}", s.input(2).str(),
                        s.output(0).str()));
-  const bool relu = s.attrs.has("activation");
-  if (relu && s.attrs.s("activation") != "relu")
-    s.fail(fmt::format("activation '{}' has no cuBLASLt epilogue", s.attrs.s("activation")));
+  const bool relu = folded_relu(s);
   b.params.set("epilogue", std::string(relu ? (bias ? "bias_relu" : "relu") : (bias ? "bias" : "default")));
   return b;
 }
@@ -455,10 +461,19 @@ StepBinding matmul(const StepView& s) {
 // = 1: y = act(conv + alpha2 * z + bias).
 StepBinding conv(const StepView& s) {
   StepBinding b = library(s, "cudnn.convolution_forward");
-  const std::string act = s.attrs.s("activation", "none");
-  if (act != "none" && act != "relu") s.fail(fmt::format("activation '{}' has no cuDNN form", act));
-  b.params.set("activation", act);
+  b.params.set("activation", std::string(folded_relu(s) ? "relu" : "none"));
   record_residual(s, "alpha2", &b);
+  return b;
+}
+
+// A cuDNN batch normalization, forward (training or inference statistics) or backward; a folded
+// Relu (BatchNormalization's activation, BatchNormGrad's folded ReluGrad reading the Relu's
+// result as input 3) is `ops` = "bn_activation": cudnnBatchNormalizationForwardTrainingEx /
+// BackwardEx with CUDNN_BATCHNORM_OPS_BN_ACTIVATION and a ReLU descriptor ("bn" without; with
+// inference statistics, which have no such call, the runtime applies the Relu itself).
+StepBinding batch_norm(const StepView& s, std::string call) {
+  StepBinding b = library(s, std::move(call));
+  b.params.set("ops", std::string(folded_relu(s) ? "bn_activation" : "bn"));
   return b;
 }
 
@@ -522,10 +537,10 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"AveragePoolGrad", [](const StepView& s) { return library(s, "cudnn.pooling_backward"); }},
       {"BatchNormalization",
        [](const StepView& s) {
-         return library(s, s.attrs.i("training_mode", 0) != 0 ? "cudnn.batch_norm_forward_training"
-                                                              : "cudnn.batch_norm_forward_inference");
+         return batch_norm(s, s.attrs.i("training_mode", 0) != 0 ? "cudnn.batch_norm_forward_training"
+                                                                 : "cudnn.batch_norm_forward_inference");
        }},
-      {"BatchNormGrad", [](const StepView& s) { return library(s, "cudnn.batch_norm_backward"); }},
+      {"BatchNormGrad", [](const StepView& s) { return batch_norm(s, "cudnn.batch_norm_backward"); }},
       // A permuting copy: cudnnTransformTensor with the input's strides permuted (up to 8 dims).
       {"Transpose", [](const StepView& s) { return library(s, "cudnn.transform_tensor"); }},
       {"Reshape", reshape},

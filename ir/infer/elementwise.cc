@@ -104,8 +104,8 @@ void infer_PRelu(InferContext& ctx) { binary(ctx); }
 
 void infer_Pow(InferContext& ctx) {
   // ONNX allows a different exponent dtype; the result has the base's dtype.
-  ctx.outputs[0] = TensorType{ctx.input(0).dtype,
-                              broadcast_shapes(ctx, ctx.input(0).shape, ctx.input(1).shape)};
+  ctx.outputs[0] =
+      TensorType{ctx.input(0).dtype, broadcast_shapes(ctx, ctx.input(0).shape, ctx.input(1).shape)};
 }
 
 void infer_And(InferContext& ctx) { logical(ctx); }

@@ -88,15 +88,6 @@ Window conv_common(InferContext& ctx, int64_t* group) {
   return read_window(ctx, x.shape.size() - 2, &wk);
 }
 
-// A folded activation epilogue (MatMul, Conv): absent or "relu", on floating-point operands.
-void check_activation(InferContext& ctx) {
-  if (!ctx.attrs().has("activation")) return;
-  const std::string& act = ctx.attrs().s("activation");
-  if (act != "relu") ctx.fail("unknown activation '{}' (only \"relu\")", act);
-  if (!is_floating(ctx.input(0).dtype))
-    ctx.fail("an activation needs floating-point operands, got {}", ctx.input(0).str());
-}
-
 // A folded residual epilogue (input 3 of MatMul, Conv, ConvTranspose): the result's type.
 void check_residual(InferContext& ctx, const TensorType& result) {
   if (ctx.has_input(3) && ctx.input(3) != result)

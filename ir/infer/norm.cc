@@ -55,6 +55,7 @@ void infer_BatchNormalization(InferContext& ctx) {
   check_channel_inputs(ctx, x, 1, 4);
   const bool training = ctx.attrs().i("training_mode", 0) != 0;
   if (ctx.num_outputs() > 1 && !training) ctx.fail("running_mean/running_var outputs need training_mode=1");
+  check_activation(ctx);
   ctx.outputs[0] = x;
   for (int o = 1; o < ctx.num_outputs(); ++o) ctx.outputs[o] = ctx.input(3);
 }

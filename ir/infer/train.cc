@@ -46,6 +46,10 @@ void infer_BatchNormGrad(InferContext& ctx) {
   const TensorType& x = ctx.input(1);
   if (x.rank() < 2 || ctx.input(2) != TensorType{x.dtype, {x.shape[1]}})
     ctx.fail("scale {} must be [C] of x {}", ctx.input(2).str(), x.str());
+  check_activation(ctx);
+  if (ctx.attrs().has("activation") != ctx.has_input(3))
+    ctx.fail("a folded Relu gradient (activation) and its Relu result y come together");
+  if (ctx.has_input(3)) same_type(ctx, 0, 3, "dy and y");
   ctx.outputs[0] = x;
   ctx.outputs[1] = ctx.outputs[2] = ctx.input(2);
 }

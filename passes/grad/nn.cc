@@ -37,14 +37,13 @@ ir::Value* sum_over_batch_and_space(GradContext& c, ir::Value* dy) {
   return c.emit(OpKind::ReduceSum, {dy}, r);
 }
 
-// A folded activation epilogue appears only after autodiff (the fusion pass), never before it.
-void require_no_activation(GradContext& c) {
+}  // namespace
+
+void require_no_activation(const GradContext& c) {
   if (c.node().attrs.has("activation"))
     throw Error("autodiff: " + std::string(ir::op_name(c.node().op)) + " '" + c.node().name +
                 "' has a folded activation epilogue (fusion runs after autodiff)");
 }
-
-}  // namespace
 
 void grad_matmul(GradContext& c) {
   require_no_activation(c);

@@ -11,6 +11,7 @@ namespace dlc::passes::grad {
 using ir::OpKind;
 
 void grad_batchnorm(GradContext& c) {
+  require_no_activation(c);
   if (c.node().attrs.i("training_mode", 0) == 0) {
     // Inference statistics are constants: dx = dy * scale / sqrt(var + eps), per channel.
     throw Error("autodiff: BatchNormalization '" + c.node().name +

@@ -6,6 +6,10 @@
 
 namespace dlc::passes::grad {
 
+/// Fails for a node with a folded activation epilogue (MatMul, Conv, BatchNormalization): those
+/// appear only after autodiff, in the fusion pass.
+void require_no_activation(const GradContext& c);
+
 #define DLC_GRAD_RULE(op, fn) void fn(GradContext& c);
 #include "passes/grad/rules.def"
 #undef DLC_GRAD_RULE

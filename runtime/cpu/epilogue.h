@@ -1,6 +1,6 @@
-// The folded epilogues that MatMul and Conv apply to their stored f32 (or f64) result after the
-// GEMM or convolution (ir/ops/nn.def): MatMul's residual (one more operand of the result's shape)
-// and the activation (attribute `activation`).
+// The folded epilogues that MatMul, Conv, ConvTranspose and BatchNormalization apply to their
+// stored result (ir/ops/nn.def, norm.def): a residual (one more operand of the result's shape) and
+// the activation (attribute `activation`); and the Relu gradient BatchNormGrad folds in.
 //
 // Neither is a oneDNN post-op: oneDNN 2.6's eltwise_relu (alpha 0), eltwise_clip and a binary_max
 // with 0 all turn a NaN into 0 on the JIT kernels (a max instruction with the NaN first), while the
@@ -26,8 +26,19 @@ inline bool relu_epilogue(const KernelContext& ctx) {
   return true;
 }
 
-/// x = x + residual (when not null), then x < 0 ? 0 : x (when `relu`), over `n` values in place;
-/// NaN and -0 pass through the Relu, as the Relu kernel's.
+/// The Relu of one value: NaN and -0 pass through, as the Relu kernel's (torch.relu).
+template <typename T>
+T relu_value(T x) {
+  return x < T(0) ? T(0) : x;
+}
+
+/// The Relu gradient of one value (ReluGrad): dy where the Relu's result y > 0, else 0.
+template <typename T>
+T relu_grad_value(T dy, T y) {
+  return y > T(0) ? dy : T(0);
+}
+
+/// x = x + residual (when not null), then relu_value(x) (when `relu`), over `n` values in place.
 template <typename T>
 void apply_epilogue(T* x, const T* residual, bool relu, int64_t n) {
   if (!residual && !relu) return;
@@ -38,7 +49,7 @@ void apply_epilogue(T* x, const T* residual, bool relu, int64_t n) {
     }
     if (relu) {
 #pragma omp simd
-      for (int64_t i = begin; i < end; ++i) x[i] = x[i] < T(0) ? T(0) : x[i];
+      for (int64_t i = begin; i < end; ++i) x[i] = relu_value(x[i]);
     }
   });
 }

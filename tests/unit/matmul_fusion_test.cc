@@ -283,6 +283,8 @@ void check(const Build& build, const passes::MatmulFusionCounts& want) {
   EXPECT_EQ(got.activations, want.activations) << text;
   EXPECT_EQ(got.conv_activations, want.conv_activations) << text;
   EXPECT_EQ(got.conv_residuals, want.conv_residuals) << text;
+  EXPECT_EQ(got.norm_activations, want.norm_activations) << text;
+  EXPECT_EQ(got.norm_relu_grads, want.norm_relu_grads) << text;
   EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total())) << text;
   ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
   for (size_t i = 0; i < plain.outputs().size(); ++i) {
@@ -630,6 +632,57 @@ TEST(MatmulFusion, ConvResidualEpilogues) {
       {.conv_activations = 1, .conv_residuals = 2});
 }
 
+// A training-mode BatchNormalization of x with its three results (y, running mean and var).
+std::vector<ir::Value*> batch_norm(ir::Graph& g, ir::Value* x, const std::string& name) {
+  const int64_t c = x->type.shape[1];
+  std::vector<ir::Value*> in = {x};
+  for (const char* what : {"scale", "bias", "mean", "var"})
+    in.push_back(g.add_input(name + "_" + what, {DType::F32, {c}}));
+  Attrs a;
+  a.set("training_mode", int64_t(1));
+  a.set("epsilon", 1e-5);
+  a.set("momentum", 0.9);
+  return g.add_node(OpKind::BatchNormalization, in, a, {name, name + "_rm", name + "_rv"})->outputs;
+}
+
+// BatchNormGrad(dy, x, scale) -> dx, dscale, dbias.
+std::vector<ir::Value*> batch_norm_grad(ir::Graph& g, ir::Value* dy, ir::Value* x, ir::Value* scale,
+                                        const std::string& name) {
+  Attrs a;
+  a.set("epsilon", 1e-5);
+  return g
+      .add_node(OpKind::BatchNormGrad, {dy, x, scale}, a, {name + "_dx", name + "_dscale", name + "_dbias"})
+      ->outputs;
+}
+
+void add_outputs(ir::Graph& g, const std::vector<ir::Value*>& values) {
+  for (ir::Value* v : values) g.add_output(v);
+}
+
+TEST(MatmulFusion, BatchNormReluForwardAndBackward) {
+  check(
+      [](ir::Graph& g) {
+        // Forward: Relu(BatchNormalization(x)); backward: BatchNormGrad(ReluGrad(dy, y)). The
+        // inputs are random in [-1, 1], so about half of y is masked.
+        ir::Value* x = g.add_input("x", {DType::F32, {2, 3, 4, 4}});
+        const std::vector<ir::Value*> bn = batch_norm(g, x, "bn");
+        ir::Value* y = op(g, OpKind::Relu, {bn[0]}, {}, "y");
+        add_outputs(g, {y, bn[1], bn[2]});
+        ir::Value* dy = g.add_input("dy", {DType::F32, {2, 3, 4, 4}});
+        add_outputs(g,
+                    batch_norm_grad(g, op(g, OpKind::ReluGrad, {dy, y}), x, g.find_value("bn_scale"), "bn"));
+        // Must not fire: a normalized value with another user, a ReluGrad result with another
+        // user, a BatchNormGrad of a plain gradient.
+        const std::vector<ir::Value*> bn2 = batch_norm(g, x, "shared");
+        add_outputs(g, {op(g, OpKind::Relu, {bn2[0]}), op(g, OpKind::Neg, {bn2[0]})});
+        ir::Value* g2 = op(g, OpKind::ReluGrad, {dy, y});
+        add_outputs(g, batch_norm_grad(g, g2, x, g.find_value("bn_scale"), "shared_grad"));
+        g.add_output(op(g, OpKind::Neg, {g2}));
+        add_outputs(g, batch_norm_grad(g, dy, x, g.find_value("bn_scale"), "plain"));
+      },
+      {.norm_activations = 1, .norm_relu_grads = 1});
+}
+
 TEST(MatmulFusion, ResidualGradientIsDy) {
   // A MatMul or Conv with a folded residual still differentiates: the residual's gradient is dy.
   for (bool conv : {false, true}) {
@@ -695,6 +748,13 @@ TEST(MatmulFusion, InferenceChecksTheEpilogue) {
   Attrs conv_gelu = conv_attrs();
   conv_gelu.set("activation", std::string("gelu"));
   EXPECT_THROW(g.add_node(OpKind::Conv, {img, k}, conv_gelu), Error);
+  // BatchNormGrad's folded ReluGrad: the activation and the Relu's result y come together.
+  ir::Value* scale = g.add_input("scale", {DType::F32, {2}});
+  EXPECT_EQ(g.add_node(OpKind::BatchNormGrad, {img, img, scale, img}, relu, {"", "", ""})->outputs[0]->type,
+            img->type);
+  EXPECT_THROW(g.add_node(OpKind::BatchNormGrad, {img, img, scale}, relu, {"", "", ""}), Error);
+  EXPECT_THROW(g.add_node(OpKind::BatchNormGrad, {img, img, scale, img}, {}, {"", "", ""}), Error);
+  EXPECT_THROW(g.add_node(OpKind::BatchNormGrad, {img, img, scale, k}, relu, {"", "", ""}), Error);
   ir::Value* conv_res = g.add_input("conv_res", {DType::F32, {1, 3, 4, 4}});
   EXPECT_EQ(g.add_node(OpKind::Conv, {img, k, nullptr, conv_res}, conv_attrs())->outputs[0]->type,
             conv_res->type);
@@ -748,6 +808,13 @@ TEST(MatmulFusion, GradientRulesRejectAFoldedActivation) {
       EXPECT_NE(std::string(e.what()).find("activation"), std::string::npos) << e.what();
     }
   }
+  ir::Graph g;
+  ir::Value* x =
+      g.add_parameter("x", Tensor::from_double(DType::F32, std::vector<double>(24, 0.5), {2, 3, 4}));
+  std::vector<ir::Value*> bn = batch_norm(g, x, "bn");
+  bn[0]->producer->attrs.set("activation", std::string("relu"));
+  g.add_output(g.add_node(OpKind::ReduceSum, {bn[0]})->outputs[0]);
+  EXPECT_THROW(passes::Autodiff().run(g), Error) << "a folded BatchNormalization Relu";
 }
 
 TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
@@ -785,7 +852,7 @@ TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
   EXPECT_EQ(bound[2].params.ints("input3_dims"), (std::vector<int64_t>{2, 4}));
 }
 
-TEST(MatmulFusion, CudaBindingRecordsReluAndConvEpilogues) {
+TEST(MatmulFusion, CudaBindingRecordsReluConvAndNormEpilogues) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
   ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
@@ -807,18 +874,33 @@ TEST(MatmulFusion, CudaBindingRecordsReluAndConvEpilogues) {
   ct.set("output_padding", Shape{0, 0});
   g.add_output(g.add_node(OpKind::ConvTranspose, {dy, k}, ct, {"dx"})->outputs[0]);
   g.add_output(g.add_node(OpKind::ConvTranspose, {dy, k, nullptr, img}, ct, {"dx_sum"})->outputs[0]);
+  Attrs bn = relu;
+  bn.set("training_mode", int64_t(1));
+  std::vector<ir::Value*> bn_in = {img};
+  for (const char* what : {"scale", "bias", "mean", "var"})
+    bn_in.push_back(g.add_input(what, {DType::F32, {2}}));
+  add_outputs(g, g.add_node(OpKind::BatchNormalization, bn_in, bn, {"bn", "rm", "rv"})->outputs);
+  add_outputs(
+      g, g.add_node(OpKind::BatchNormGrad, {img, img, bn_in[1], img}, relu, {"bdx", "bds", "bdb"})->outputs);
   const plan::Plan p = codegen::lower_to_plan(g);
-  std::vector<codegen::cuda::StepBinding> mm, conv;
+  std::vector<codegen::cuda::StepBinding> mm, conv, norm;
   for (int i = 0; i < p.stages(0).steps_size(); ++i) {
     const std::string& kernel = p.stages(0).steps(i).kernel();
     if (kernel == "MatMul") mm.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
     if (kernel == "Conv" || kernel == "ConvTranspose")
       conv.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
+    if (kernel == "BatchNormalization" || kernel == "BatchNormGrad")
+      norm.push_back(codegen::cuda::bind_cuda_step(p, p.stages(0), i));
   }
   ASSERT_EQ(mm.size(), 2u);
   EXPECT_EQ(mm[0].params.s("epilogue"), "bias_relu");
   EXPECT_EQ(mm[1].params.s("epilogue"), "relu");
   ASSERT_EQ(conv.size(), 5u);
+  ASSERT_EQ(norm.size(), 2u);
+  EXPECT_EQ(norm[0].call, "cudnn.batch_norm_forward_training");
+  EXPECT_EQ(norm[0].params.s("ops"), "bn_activation");
+  EXPECT_EQ(norm[1].call, "cudnn.batch_norm_backward");
+  EXPECT_EQ(norm[1].params.s("ops"), "bn_activation");
   EXPECT_EQ(conv[0].call, "cudnn.convolution_forward");
   EXPECT_EQ(conv[0].params.s("activation"), "relu");
   EXPECT_EQ(conv[1].params.s("activation"), "none");

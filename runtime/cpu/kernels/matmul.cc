@@ -110,7 +110,7 @@ void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T
       if (residual)
         for (int64_t j = 0; j < g.n; ++j) row[j] += residual[row_offset + j];
       if (e.relu)
-        for (int64_t j = 0; j < g.n; ++j) row[j] = row[j] < T(0) ? T(0) : row[j];
+        for (int64_t j = 0; j < g.n; ++j) row[j] = relu_value(row[j]);
     }
   }
 }

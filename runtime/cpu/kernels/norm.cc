@@ -7,6 +7,7 @@
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/indices.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
@@ -47,6 +48,7 @@ void batch_norm(KernelContext& ctx) {
   T* y = ctx.outputs[0].as<T>();
   const double eps = ctx.attrs.f("epsilon", 1e-5);
   const bool training = ctx.attrs.i("training_mode", 0) != 0;
+  const bool relu = relu_epilogue(ctx);  // a folded Relu of y
   const double momentum = ctx.attrs.f("momentum", 0.9);
   // ONNX updates running_var with the biased batch variance; PyTorch (dlc's own training) with
   // the unbiased one, n/(n-1) times larger.
@@ -76,6 +78,8 @@ void batch_norm(KernelContext& ctx) {
     for (int64_t c = 0; c < C; ++c) {
       const int64_t off = (n * C + c) * S;
       affine(x + off, y + off, S, a[size_t(c)], b[size_t(c)]);
+      if (relu)
+        for (int64_t i = off; i < off + S; ++i) y[i] = relu_value(y[i]);
     }
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/parallel.h"
@@ -39,8 +40,7 @@ void kernel_ReluGrad(KernelContext& ctx) {
     parallel_chunks(ctx.outputs[0].numel(), 65536, [&](int64_t begin, int64_t end) {
 #pragma omp simd
       for (int64_t i = begin; i < end; ++i) {
-        const T g = dy[i];  // loaded unconditionally, so the select vectorizes
-        dx[i] = y[i] > T(0) ? g : T(0);
+        dx[i] = relu_grad_value(dy[i], y[i]);  // dy loaded unconditionally, so the select vectorizes
       }
     });
   });
@@ -90,7 +90,8 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
 //   dbias = sum dy, dscale = sum dy * xhat, dx = scale * invstd * (dy - dbias / m - xhat * dscale / m).
 // One pass gathers, per channel and in double, the moments of x shifted by its first value (as the
 // forward's Moments) and the sums of dy and dy * (x - shift); a second writes
-// dx = a * dy + b * (x - mean) + c.
+// dx = a * dy + b * (x - mean) + c. A folded ReluGrad (activation "relu", input 3 the Relu's
+// result) masks dy as it is read.
 void kernel_BatchNormGrad(KernelContext& ctx) {
   require_f32(ctx);
   const float* dy = ctx.inputs[0].as<float>();
@@ -101,6 +102,9 @@ void kernel_BatchNormGrad(KernelContext& ctx) {
   const double m = double(l.n * l.inner);
   float *dx = ctx.outputs[0].as<float>(), *dscale = ctx.outputs[1].as<float>(),
         *dbias = ctx.outputs[2].as<float>();
+  // A folded ReluGrad: dy counts where the Relu's result y > 0.
+  const float* y = relu_epilogue(ctx) ? ctx.inputs[3].as<float>() : nullptr;
+  const auto grad = [dy, y](int64_t i) { return y ? relu_grad_value(dy[i], y[i]) : dy[i]; };
   if (l.n * l.inner == 0) {
     std::fill_n(dscale, l.c, 0.f);
     std::fill_n(dbias, l.c, 0.f);
@@ -118,7 +122,7 @@ void kernel_BatchNormGrad(KernelContext& ctx) {
       double s = 0, ss = 0, sd = 0, sdx = 0;
 #pragma omp simd simdlen(8) reduction(+ : s, ss, sd, sdx)
       for (int64_t i = base; i < base + l.inner; ++i) {
-        const double d = double(x[i]) - shift, g = double(dy[i]);
+        const double d = double(x[i]) - shift, g = double(grad(i));
         s += d;
         ss += d * d;
         sd += g;
@@ -139,7 +143,7 @@ void kernel_BatchNormGrad(KernelContext& ctx) {
     for (int64_t b = 0; b < l.n; ++b) {
       const int64_t base = (b * l.c + c) * l.inner;
 #pragma omp simd
-      for (int64_t i = base; i < base + l.inner; ++i) dx[i] = fa * dy[i] + fb * (x[i] - fmean) + fc;
+      for (int64_t i = base; i < base + l.inner; ++i) dx[i] = fa * grad(i) + fb * (x[i] - fmean) + fc;
     }
   }
 }
