@@ -8,7 +8,7 @@
 #include <set>
 
 #include "dlc/expr_program.h"
-#include "passes/matmul_fusion.h"
+#include "passes/epilogue_fusion.h"
 #include "passes/optimizer_fusion.h"
 #include "passes/reduce_fusion.h"
 #include "passes/value_takeover.h"
@@ -187,7 +187,7 @@ class Fuser {
 }  // namespace
 
 bool Fusion::run(ir::Graph& g) {
-  const MatmulFusionCounts gemm = fuse_matmuls(g);  // before grouping: epilogues leave the chains
+  const EpilogueFusionCounts epi = fuse_epilogues(g);  // before grouping: epilogues leave the chains
   Fuser fuser(g);
   fuser.group();
   const auto [groups, nodes] = fuser.rewrite();
@@ -197,18 +197,18 @@ bool Fusion::run(ir::Graph& g) {
             {"nodes_fused", nodes},
             {"reductions_fused", reductions},
             {"optimizer_updates_merged", updates_merged}};
-  stats_["matmul_operand_transposes"] = gemm.operand_transposes;
-  stats_["matmul_result_transposes"] = gemm.result_transposes;
-  stats_["matmul_scales"] = gemm.scales;
-  stats_["matmul_biases"] = gemm.biases;
-  stats_["matmul_residuals"] = gemm.residuals;
-  stats_["matmul_activations"] = gemm.activations;
-  stats_["conv_activations"] = gemm.conv_activations;
-  stats_["conv_residuals"] = gemm.conv_residuals;
-  stats_["norm_activations"] = gemm.norm_activations;
-  stats_["norm_relu_grads"] = gemm.norm_relu_grads;
-  stats_["dead_nodes_removed"] = gemm.dead_nodes;
-  return groups > 0 || reductions > 0 || updates_merged > 0 || gemm.total() > 0 || gemm.dead_nodes > 0;
+  stats_["matmul_operand_transposes"] = epi.operand_transposes;
+  stats_["matmul_result_transposes"] = epi.result_transposes;
+  stats_["matmul_scales"] = epi.scales;
+  stats_["matmul_biases"] = epi.biases;
+  stats_["matmul_residuals"] = epi.residuals;
+  stats_["matmul_activations"] = epi.activations;
+  stats_["conv_activations"] = epi.conv_activations;
+  stats_["conv_residuals"] = epi.conv_residuals;
+  stats_["norm_activations"] = epi.norm_activations;
+  stats_["norm_relu_grads"] = epi.norm_relu_grads;
+  stats_["dead_nodes_removed"] = epi.dead_nodes;
+  return groups > 0 || reductions > 0 || updates_merged > 0 || epi.total() > 0 || epi.dead_nodes > 0;
 }
 
 }  // namespace dlc::passes

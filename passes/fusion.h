@@ -1,6 +1,7 @@
-// First, GEMM fusion folds Transposes and bias / scale / residual / Relu epilogues into MatMul, and a Relu
-// into Conv (matmul_fusion.h; stats matmul_*, conv_activations), before elementwise grouping could
-// take that Relu. Then elementwise fusion:
+// First, epilogue fusion folds Transposes and bias / scale / residual / Relu epilogues into
+// MatMul, residuals and Relus into convolutions, a Relu and its gradient into batch normalization
+// (epilogue_fusion.h; stats matmul_*, conv_*, norm_*), before elementwise grouping could take
+// those elementwise ops. Then elementwise fusion:
 // chains of elementwise ops (forward and backward: Add, Mul, Relu, ReluGrad,
 // Sigmoid, Where, Cast, … — the ops of DLC_EXPR_OPS) become one FusedElementwise node whose
 // `program` attribute is the chain as an expression program (dlc/expr_program.h), so the CPU

@@ -72,7 +72,7 @@ void grad_matmul(GradContext& c) {
   }
   // A matrix b under a batched a (a linear layer on [batch…, M, K]): db contracts over the
   // batch and M alike, so both fold into one dim — one GEMM instead of a batched GEMM summed
-  // over the batch (a Transpose of db then folds into it too, passes/matmul_fusion.h).
+  // over the batch (a Transpose of db then folds into it too, passes/epilogue_fusion.h).
   ir::Value *a_rows = a, *dy_rows = dy;
   if (!ta && b->type.rank() == 2 && a->type.rank() > 2 && a->type.numel() > 0 && dy->type.numel() > 0) {
     const int64_t k = a->type.shape.back(), n = dy->type.shape.back();

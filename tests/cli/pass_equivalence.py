@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every optional pass of the training pipeline is exact: 3 Adam steps of each parity model
 (tests/parity/data: mlp, cnn, transformer) and of models/fashion_cnn.onnx (random data; its
-Linear + Relu folds into one MatMul, passes/matmul_fusion.h) with all passes, and again with one
+Linear + Relu folds into one MatMul, passes/epilogue_fusion.h) with all passes, and again with one
 pass disabled
 (`--disable-pass P`), end with the same checkpoint — every parameter, Adam moment and running
 statistic — bit for bit, and log the same losses.

@@ -1,7 +1,8 @@
-// GEMM and convolution fusion, the first step of the fusion pass (passes/fusion.h): Transposes and
-// epilogues fold into MatMul's internal attributes and bias and residual inputs, a Relu into
-// Conv's and a residual into Conv's and ConvTranspose's (ir/ops/nn.def), so the CPU runtime,
-// cuBLASLt and cuDNN run them inside the GEMM or convolution. In schedule order:
+// Epilogue fusion, the first step of the fusion pass (passes/fusion.h): Transposes and epilogues
+// fold into MatMul's internal attributes and bias and residual inputs, a Relu into Conv's, a
+// residual into Conv's and ConvTranspose's, and a Relu and its gradient into BatchNormalization
+// and BatchNormGrad (ir/ops/nn.def, norm.def, train.def), so the CPU runtime, cuBLASLt and cuDNN
+// run them inside the GEMM, convolution or normalization. In schedule order:
 //   1. MatMul(Transpose(x), y) -> MatMul(x, y) with transpose_a toggled (operand b alike), for a
 //      Transpose that swaps only the last two dims and whose users are all MatMuls taking it as
 //      an operand: the Transpose goes;
@@ -40,7 +41,7 @@
 
 namespace dlc::passes {
 
-struct MatmulFusionCounts {
+struct EpilogueFusionCounts {
   int64_t operand_transposes = 0;  // Transposes of operands removed (rewrite 1)
   int64_t result_transposes = 0;   // Transposes of results removed (rewrite 2)
   int64_t scales = 0;              // Muls folded into alpha
@@ -60,6 +61,6 @@ struct MatmulFusionCounts {
 
 /// Removes dead nodes (their uses would block folds), then runs the four rewrites over `g`;
 /// returns what each removed.
-MatmulFusionCounts fuse_matmuls(ir::Graph& g);
+EpilogueFusionCounts fuse_epilogues(ir::Graph& g);
 
 }  // namespace dlc::passes

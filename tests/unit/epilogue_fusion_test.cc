@@ -1,9 +1,9 @@
-// GEMM fusion (passes/matmul_fusion.h) and the fused MatMul it produces: the CPU kernel with
-// transposes, bias, alpha, a residual and a Relu against a naive reference (f32 on oneDNN, f64 on the plain
-// loop, f16/bf16 widened), the Relu epilogues of MatMul and Conv keeping NaN and -0; each rewrite
-// on small graphs run unfused and fused on the CPU runtime (f32 bit for bit); the cases where a
-// rewrite must not fire; shape inference, flops, the CUDA bindings and the gradient of a fused
-// MatMul.
+// Epilogue fusion (passes/epilogue_fusion.h) and the fused ops it produces: the CPU MatMul kernel
+// with transposes, bias, alpha, a residual and a Relu against a naive reference (f32 on oneDNN, f64
+// on the plain loop, f16/bf16 widened), the Relu epilogues of MatMul and Conv keeping NaN and -0;
+// each rewrite (GEMM, convolution and batch-norm epilogues) on small graphs run unfused and fused
+// on the CPU runtime (f32 bit for bit); the cases where a rewrite must not fire; shape inference,
+// flops, the CUDA bindings and the gradients of fused ops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +21,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/autodiff.h"
-#include "passes/matmul_fusion.h"
+#include "passes/epilogue_fusion.h"
 #include "runtime/cpu/kernel.h"
 #include "tests/unit/kernel_test_util.h"
 
@@ -84,7 +84,7 @@ std::vector<float> rounded(DType t, const std::vector<float>& v) {
   return std::vector<float>(r.begin(), r.end());
 }
 
-TEST(MatmulFusionKernel, TransposesBiasAlphaResidualAndReluMatchTheReference) {
+TEST(EpilogueFusionKernel, TransposesBiasAlphaResidualAndReluMatchTheReference) {
   const int64_t B = 3, M = 5, K = 7, N = 4;
   for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16})
     for (bool ta : {false, true})
@@ -119,7 +119,7 @@ TEST(MatmulFusionKernel, TransposesBiasAlphaResidualAndReluMatchTheReference) {
               }
 }
 
-TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBiasAndResidual) {
+TEST(EpilogueFusionKernel, EmptyInnerDimGivesTheBiasAndResidual) {
   const std::vector<float> bias = {1.5f, -2.f, 0.5f};
   Attrs attrs;
   attrs.set("alpha", 3.0);
@@ -132,7 +132,7 @@ TEST(MatmulFusionKernel, EmptyInnerDimGivesTheBiasAndResidual) {
 
 // The Relu epilogue keeps NaN and -0 like the Relu kernel (torch.relu), which oneDNN's relu
 // post-op would not (it gives 0 for NaN); f32 on oneDNN, f64 on the loop, an empty inner dim.
-TEST(MatmulFusionKernel, ReluEpilogueKeepsNaNAndNegativeZero) {
+TEST(EpilogueFusionKernel, ReluEpilogueKeepsNaNAndNegativeZero) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Attrs attrs;
   attrs.set("activation", std::string("relu"));
@@ -183,7 +183,7 @@ TEST(MatmulFusionKernel, ReluEpilogueKeepsNaNAndNegativeZero) {
 
 // Conv with a Relu epilogue: the unfused Conv's result through `x < 0 ? 0 : x`, bit for bit
 // (NaN kept), with and without a bias, through a cached primitive too.
-TEST(MatmulFusionKernel, ConvReluEpilogueIsTheUnfusedRelu) {
+TEST(EpilogueFusionKernel, ConvReluEpilogueIsTheUnfusedRelu) {
   const int64_t N = 2, C = 3, H = 6, W = 5, M = 4, KH = 3, KW = 3;
   std::vector<float> x = cpu::test::random_values(N * C * H * W, 7),
                      w = cpu::test::random_values(M * C * KH * KW, 8), b = cpu::test::random_values(M, 9);
@@ -268,11 +268,11 @@ std::vector<Tensor> run_graph(const ir::Graph& g) {
 
 // Fuses a copy of the graph `build` makes; expects `want` counts, outputs of the same names and
 // types, and the unfused values (f32 bit for bit, 16-bit within one rounding).
-void check(const Build& build, const passes::MatmulFusionCounts& want) {
+void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   ir::Graph plain, fused;
   build(plain);
   build(fused);
-  const passes::MatmulFusionCounts got = passes::fuse_matmuls(fused);
+  const passes::EpilogueFusionCounts got = passes::fuse_epilogues(fused);
   ir::verify(fused);
   const std::string text = ir::print_graph(fused);
   EXPECT_EQ(got.operand_transposes, want.operand_transposes) << text;
@@ -305,7 +305,7 @@ void check(const Build& build, const passes::MatmulFusionCounts& want) {
   }
 }
 
-TEST(MatmulFusion, OperandTransposesFoldIntoEveryMatMulUser) {
+TEST(EpilogueFusion, OperandTransposesFoldIntoEveryMatMulUser) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
@@ -326,7 +326,7 @@ TEST(MatmulFusion, OperandTransposesFoldIntoEveryMatMulUser) {
       {.operand_transposes = 3});
 }
 
-TEST(MatmulFusion, ResultTransposeKeepsItsValue) {
+TEST(EpilogueFusion, ResultTransposeKeepsItsValue) {
   check(
       [](ir::Graph& g) {
         // The weight gradient of a linear layer: Transpose(MatMul(x^T, dy)) -> MatMul(dy^T, x).
@@ -350,7 +350,7 @@ TEST(MatmulFusion, ResultTransposeKeepsItsValue) {
       op(g, OpKind::Transpose, {op(g, OpKind::MatMul, {x, dy}, flags(true, false))}, perm({1, 0}), "w@grad");
   t->role = ir::Role::Gradient;
   g.add_output(t);
-  passes::fuse_matmuls(g);
+  passes::fuse_epilogues(g);
   EXPECT_EQ(t->producer->op, OpKind::MatMul);
   EXPECT_EQ(t->role, ir::Role::Gradient);
   EXPECT_EQ(t->producer->inputs[0], dy);
@@ -358,7 +358,7 @@ TEST(MatmulFusion, ResultTransposeKeepsItsValue) {
   EXPECT_EQ(t->producer->attrs.i("transpose_b", 0), 0);
 }
 
-TEST(MatmulFusion, BiasAndScaleEpilogues) {
+TEST(EpilogueFusion, BiasAndScaleEpilogues) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {2, 5, 3}});
@@ -386,7 +386,7 @@ Attrs conv_attrs() {
   return a;
 }
 
-TEST(MatmulFusion, ReluEpilogues) {
+TEST(EpilogueFusion, ReluEpilogues) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {2, 5, 3}});
@@ -416,13 +416,13 @@ TEST(MatmulFusion, ReluEpilogues) {
   ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
   ir::Value* r = op(g, OpKind::Relu, {op(g, OpKind::MatMul, {x, w})}, {}, "r");
   g.add_output(r);
-  passes::fuse_matmuls(g);
+  passes::fuse_epilogues(g);
   ASSERT_EQ(r->producer->op, OpKind::MatMul);
   EXPECT_EQ(r->producer->attrs.s("activation"), "relu");
   EXPECT_EQ(g.num_nodes(), 1u);
 }
 
-TEST(MatmulFusion, ReluEpiloguesInHalfPrecision) {
+TEST(EpilogueFusion, ReluEpiloguesInHalfPrecision) {
   for (DType t : {DType::F16, DType::BF16})
     check(
         [t](ir::Graph& g) {
@@ -438,7 +438,7 @@ TEST(MatmulFusion, ReluEpiloguesInHalfPrecision) {
         {.biases = 1, .activations = 1, .conv_activations = 1});
 }
 
-TEST(MatmulFusion, ReluEpilogueMustNotFire) {
+TEST(EpilogueFusion, ReluEpilogueMustNotFire) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
@@ -484,7 +484,7 @@ TEST(MatmulFusion, ReluEpilogueMustNotFire) {
       {.activations = 3});  // only r3, r4 and r5 (the first Relu of "relu_twice")
 }
 
-TEST(MatmulFusion, AllRewritesInHalfPrecision) {
+TEST(EpilogueFusion, AllRewritesInHalfPrecision) {
   for (DType t : {DType::F16, DType::BF16})
     check(
         [t](ir::Graph& g) {
@@ -498,7 +498,7 @@ TEST(MatmulFusion, AllRewritesInHalfPrecision) {
         {.operand_transposes = 1, .scales = 1, .biases = 1});
 }
 
-TEST(MatmulFusion, MustNotFire) {
+TEST(EpilogueFusion, MustNotFire) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
@@ -552,7 +552,7 @@ TEST(MatmulFusion, MustNotFire) {
       {.biases = 2});  // only the first Adds of "twice" and "scaled_bias"
 }
 
-TEST(MatmulFusion, ResidualEpilogues) {
+TEST(EpilogueFusion, ResidualEpilogues) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {2, 5, 3}});
@@ -576,7 +576,7 @@ TEST(MatmulFusion, ResidualEpilogues) {
       {.scales = 1, .biases = 1, .residuals = 3, .activations = 1});
 }
 
-TEST(MatmulFusion, ResidualEpilogueMustNotFire) {
+TEST(EpilogueFusion, ResidualEpilogueMustNotFire) {
   check(
       [](ir::Graph& g) {
         ir::Value* x = g.add_input("x", {DType::F32, {5, 3}});
@@ -604,7 +604,7 @@ TEST(MatmulFusion, ResidualEpilogueMustNotFire) {
       {.residuals = 3});  // only the first Adds of "bias_after", "scale_after" and "twice"
 }
 
-TEST(MatmulFusion, ConvResidualEpilogues) {
+TEST(EpilogueFusion, ConvResidualEpilogues) {
   check(
       [](ir::Graph& g) {
         // A skip connection around a convolution (no normalization between), then a Relu.
@@ -659,7 +659,7 @@ void add_outputs(ir::Graph& g, const std::vector<ir::Value*>& values) {
   for (ir::Value* v : values) g.add_output(v);
 }
 
-TEST(MatmulFusion, BatchNormReluForwardAndBackward) {
+TEST(EpilogueFusion, BatchNormReluForwardAndBackward) {
   check(
       [](ir::Graph& g) {
         // Forward: Relu(BatchNormalization(x)); backward: BatchNormGrad(ReluGrad(dy, y)). The
@@ -683,7 +683,7 @@ TEST(MatmulFusion, BatchNormReluForwardAndBackward) {
       {.norm_activations = 1, .norm_relu_grads = 1});
 }
 
-TEST(MatmulFusion, ResidualGradientIsDy) {
+TEST(EpilogueFusion, ResidualGradientIsDy) {
   // A MatMul or Conv with a folded residual still differentiates: the residual's gradient is dy.
   for (bool conv : {false, true}) {
     ir::Graph g;
@@ -705,7 +705,7 @@ TEST(MatmulFusion, ResidualGradientIsDy) {
   }
 }
 
-TEST(MatmulFusion, InferenceChecksTheEpilogue) {
+TEST(EpilogueFusion, InferenceChecksTheEpilogue) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
   ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
@@ -762,7 +762,7 @@ TEST(MatmulFusion, InferenceChecksTheEpilogue) {
       << "residual of the input's shape";
 }
 
-TEST(MatmulFusion, FlopsCountTheEpilogue) {
+TEST(EpilogueFusion, FlopsCountTheEpilogue) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
   ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});
@@ -787,7 +787,7 @@ TEST(MatmulFusion, FlopsCountTheEpilogue) {
             conv + 2 * 3 * 16);
 }
 
-TEST(MatmulFusion, GradientRulesRejectAFoldedActivation) {
+TEST(EpilogueFusion, GradientRulesRejectAFoldedActivation) {
   Attrs relu;
   relu.set("activation", std::string("relu"));
   Attrs conv_relu = conv_attrs();
@@ -817,7 +817,7 @@ TEST(MatmulFusion, GradientRulesRejectAFoldedActivation) {
   EXPECT_THROW(passes::Autodiff().run(g), Error) << "a folded BatchNormalization Relu";
 }
 
-TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
+TEST(EpilogueFusion, CudaBindingRecordsFlagsAndEpilogue) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
   ir::Value* w = g.add_input("w", {DType::F32, {4, 3}});
@@ -852,7 +852,7 @@ TEST(MatmulFusion, CudaBindingRecordsFlagsAndEpilogue) {
   EXPECT_EQ(bound[2].params.ints("input3_dims"), (std::vector<int64_t>{2, 4}));
 }
 
-TEST(MatmulFusion, CudaBindingRecordsReluConvAndNormEpilogues) {
+TEST(EpilogueFusion, CudaBindingRecordsReluConvAndNormEpilogues) {
   ir::Graph g;
   ir::Value* x = g.add_input("x", {DType::F32, {2, 3}});
   ir::Value* w = g.add_input("w", {DType::F32, {3, 4}});

@@ -1,6 +1,7 @@
-// GEMM fusion (matmul_fusion.h): Transposes and scale / bias / residual / Relu epilogues folded
-// into MatMul (a Relu into Conv too).
-#include "passes/matmul_fusion.h"
+// Epilogue fusion (epilogue_fusion.h): Transposes and scale / bias / residual / Relu epilogues
+// folded into MatMul, residuals and Relus into convolutions, a Relu and its gradient into batch
+// normalization.
+#include "passes/epilogue_fusion.h"
 
 #include <algorithm>
 #include <map>
@@ -43,15 +44,15 @@ void set_flag(Attrs& attrs, const char* flag, bool on) {
 
 void toggle(Attrs& attrs, const char* flag) { set_flag(attrs, flag, attrs.i(flag, 0) == 0); }
 
-class MatmulFuser {
+class EpilogueFuser {
  public:
-  explicit MatmulFuser(ir::Graph& g) : g_(g) {
+  explicit EpilogueFuser(ir::Graph& g) : g_(g) {
     for (ir::Value* v : g.outputs()) kept_.insert(v);
     for (const auto& [value, state] : g.state_updates()) kept_.insert(value);
   }
 
-  MatmulFusionCounts run() {
-    MatmulFusionCounts c;
+  EpilogueFusionCounts run() {
+    EpilogueFusionCounts c;
     for (ir::Node* n : g_.nodes())
       if (swaps_last_two(*n) && fold_operand_transpose(n)) ++c.operand_transposes;
     for (ir::Node* n : g_.nodes())
@@ -151,7 +152,7 @@ class MatmulFuser {
   // ConvTranspose, v) -> v as the residual (their bias input is per channel). The producer stays
   // where it is, so v must be computed before it; of two such operands, the later one takes the
   // earlier one's result.
-  bool fold_add(ir::Node* add, MatmulFusionCounts* c) {
+  bool fold_add(ir::Node* add, EpilogueFusionCounts* c) {
     for (size_t i = 0; i < 2; ++i) {
       ir::Node* p = epilogue_producer(add, i, /*convolutions=*/true);
       ir::Value* v = add->inputs[1 - i];
@@ -176,7 +177,7 @@ class MatmulFuser {
   // "relu", after its bias (Conv: its own bias input), scale and residual; the pre-activation
   // value has no other user, so in training ReluGrad reads the Relu result, which the producer
   // then computes.
-  bool fold_activation(ir::Node* relu, MatmulFusionCounts* c) {
+  bool fold_activation(ir::Node* relu, EpilogueFusionCounts* c) {
     ir::Value* x = relu->inputs[0];
     if (!x || !x->producer || kept_.count(x)) return false;
     ir::Node* p = x->producer;
@@ -223,11 +224,11 @@ class MatmulFuser {
 
 }  // namespace
 
-MatmulFusionCounts fuse_matmuls(ir::Graph& g) {
+EpilogueFusionCounts fuse_epilogues(ir::Graph& g) {
   // Dead users would block folds (autodiff differentiates an attention scale's constant too,
   // reading the MatMul result); the dce after fusion would remove them anyway.
   const int dead = g.remove_dead_nodes();
-  MatmulFusionCounts c = MatmulFuser(g).run();
+  EpilogueFusionCounts c = EpilogueFuser(g).run();
   c.dead_nodes = dead;
   return c;
 }
