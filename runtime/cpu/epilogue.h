@@ -32,7 +32,7 @@ T relu_value(T x) {
   return x < T(0) ? T(0) : x;
 }
 
-/// The Relu gradient of one value (ReluGrad): dy where the Relu's result y > 0, else 0.
+/// The Relu gradient of one value (ReluGrad): dy where the Relu's result y > 0, else +0.
 template <typename T>
 T relu_grad_value(T dy, T y) {
   return y > T(0) ? dy : T(0);
