@@ -156,17 +156,11 @@ KernelSource emit_copy(const CopySpec& spec) {
                         {"SOURCES", sources},
                         {"FALLBACK", fallback}});
 
-  KernelSource ks;
-  ks.kind = "copy";
-  ks.name = name + ".cu";
-  ks.source = std::move(src);
-  KernelEntry e;
-  e.name = name;
-  for (size_t k = 0; k < spec.sources.size(); ++k) e.params.push_back(fmt::format("in{}", k));
-  e.params.push_back("out0");
-  e.launch.grid[0] = grid_for(numel, 256);
-  e.launch.block[0] = 256;
-  ks.entries.push_back(std::move(e));
+  KernelSource ks = KernelSource::named("copy", name, std::move(src));
+  std::vector<std::string> names;
+  for (size_t k = 0; k < spec.sources.size(); ++k) names.push_back(fmt::format("in{}", k));
+  names.push_back("out0");
+  ks.entries.push_back({name, launch_1d(grid_for(numel, 256), 256), std::move(names)});
   return ks;
 }
 

@@ -159,21 +159,17 @@ KernelSource emit_cross_entropy_forward(const CrossEntropySpec& spec) {
   const bool none = spec.reduction == "none";
   const int64_t rows = p.layout.rows();
   const int64_t count_offset = align256(rows * 4) / 4;  // in floats
-  KernelSource ks;
-  ks.kind = "cross_entropy_fwd";
-  ks.name = p.base + ".cu";
-  ks.source = std::move(p.source);
+  KernelSource ks = KernelSource::named("cross_entropy_fwd", p.base, std::move(p.source));
   if (!none) ks.source += fmt::format("constexpr Index kCountOffset = {};  // floats\n", count_offset);
-  KernelEntry rows_entry{p.base + "_rows", {}, {"scores", "labels", "workspace", "loss", "log_prob"}};
-  rows_entry.launch.grid[0] = p.mapping.grid;
-  rows_entry.launch.block[0] = p.mapping.block;
+  const KernelEntry rows_entry{p.base + "_rows",
+                               launch_1d(p.mapping.grid, p.mapping.block),
+                               {"scores", "labels", "workspace", "loss", "log_prob"}};
   ks.source += fill(kForwardRows, {{"BLOCK", fmt::format("{}", p.mapping.block)},
                                    {"NAME", rows_entry.name},
                                    {"STORE", none ? kStoreNone : kStoreWorkspace}});
   ks.entries.push_back(rows_entry);
   if (!none) {
-    KernelEntry final_entry{p.base + "_final", {}, {"workspace", "loss"}};
-    final_entry.launch.block[0] = 1024;
+    const KernelEntry final_entry{p.base + "_final", launch_1d(1, 1024), {"workspace", "loss"}};
     ks.source += fill(kForwardFinal,
                       {{"NAME", final_entry.name}, {"RESULT", spec.reduction == "mean" ? "l / n" : "l"}});
     ks.entries.push_back(final_entry);
@@ -186,13 +182,9 @@ KernelSource emit_cross_entropy_backward(const CrossEntropySpec& spec) {
   Prepared p = prepare(spec, "cross_entropy_bwd");
   const bool mean = spec.reduction == "mean";
   const bool count = mean && spec.ignore_index.has_value();
-  KernelSource ks;
-  ks.kind = "cross_entropy_bwd";
-  ks.name = p.base + ".cu";
-  ks.source = std::move(p.source);
+  KernelSource ks = KernelSource::named("cross_entropy_bwd", p.base, std::move(p.source));
   if (count) {
-    KernelEntry count_entry{p.base + "_count", {}, {"labels", "workspace"}};
-    count_entry.launch.block[0] = 1024;
+    const KernelEntry count_entry{p.base + "_count", launch_1d(1, 1024), {"labels", "workspace"}};
     ks.source += fill(kBackwardCount, {{"NAME", count_entry.name}});
     ks.entries.push_back(count_entry);
     ks.workspace_bytes = 256;
@@ -203,9 +195,9 @@ KernelSource emit_cross_entropy_backward(const CrossEntropySpec& spec) {
     row_grad += " * (workspace[0] > 0.0f ? 1.0f / workspace[0] : 0.0f)";
   else if (mean)
     row_grad += fmt::format(" * (1.0f / {})", float_literal(double(p.layout.rows())));
-  KernelEntry rows_entry{p.base + "_rows", {}, {"dloss", "scores", "labels", "workspace", "dscores"}};
-  rows_entry.launch.grid[0] = p.mapping.grid;
-  rows_entry.launch.block[0] = p.mapping.block;
+  const KernelEntry rows_entry{p.base + "_rows",
+                               launch_1d(p.mapping.grid, p.mapping.block),
+                               {"dloss", "scores", "labels", "workspace", "dscores"}};
   ks.source += fill(
       kBackwardRows,
       {{"BLOCK", fmt::format("{}", p.mapping.block)}, {"NAME", rows_entry.name}, {"ROW_GRAD", row_grad}});

@@ -97,14 +97,8 @@ KernelSource emit_dropout(const DropoutSpec& spec) {
                         {"PARAMS", fmt::format("{}", fmt::join(params, ", "))},
                         {"OFFSET", offset},
                         {"MASK", spec.mask ? "      mask[i] = keep ? 1 : 0;\n" : ""}});
-  KernelSource ks;
-  ks.kind = "dropout";
-  ks.name = name + ".cu";
-  ks.source = std::move(src);
-  KernelEntry e{name, {}, names};
-  e.launch.grid[0] = grid_for((spec.numel + 3) / 4, 256);
-  e.launch.block[0] = 256;
-  ks.entries.push_back(std::move(e));
+  KernelSource ks = KernelSource::named("dropout", name, std::move(src));
+  ks.entries.push_back({name, launch_1d(grid_for((spec.numel + 3) / 4, 256), 256), names});
   return ks;
 }
 

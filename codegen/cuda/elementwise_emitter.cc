@@ -328,17 +328,12 @@ KernelSource emit_elementwise(const ExprProgram& program) {
                         {"VECTOR_PATH", vector_path},
                         {"SCALAR_BODY", scalar_body}});
 
-  KernelSource ks;
-  ks.kind = "elementwise";
-  ks.name = name + ".cu";
-  ks.source = std::move(src);
-  KernelEntry e;
-  e.name = name;
-  for (const ExprInput& in : program.inputs) e.params.push_back(in.name);
-  for (const ExprOutput& out : program.outputs) e.params.push_back(out.name);
-  e.launch.grid[0] = grid_for(numel, plan.vector ? 256 * 4 : 256);
-  e.launch.block[0] = 256;
-  ks.entries.push_back(std::move(e));
+  KernelSource ks = KernelSource::named("elementwise", name, std::move(src));
+  std::vector<std::string> names;
+  for (const ExprInput& in : program.inputs) names.push_back(in.name);
+  for (const ExprOutput& out : program.outputs) names.push_back(out.name);
+  ks.entries.push_back(
+      {name, launch_1d(grid_for(numel, plan.vector ? 256 * 4 : 256), 256), std::move(names)});
   return ks;
 }
 

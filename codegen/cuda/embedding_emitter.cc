@@ -99,10 +99,7 @@ std::string prepare(const EmbeddingSpec& spec, const std::string& kind, const st
 }
 
 KernelEntry entry(std::string name, std::vector<std::string> params, int64_t work) {
-  KernelEntry e{std::move(name), {}, std::move(params)};
-  e.launch.grid[0] = grid_for(work, 256);
-  e.launch.block[0] = 256;
-  return e;
+  return {std::move(name), launch_1d(grid_for(work, 256), 256), std::move(params)};
 }
 
 std::string detail(const EmbeddingSpec& spec) {
@@ -114,9 +111,7 @@ std::string detail(const EmbeddingSpec& spec) {
 KernelSource emit_embedding_gather(const EmbeddingSpec& spec) {
   const std::string name = kernel_name("embedding_gather", spec.dtype, detail(spec));
   const bool vec = spec.dim % 4 == 0;
-  KernelSource ks;
-  ks.kind = "embedding_gather";
-  ks.name = name + ".cu";
+  KernelSource ks = KernelSource::named("embedding_gather", name);
   ks.source =
       prepare(spec, ks.kind, name, true) + fill(kGather, {{"VEC", vec ? "true" : "false"}, {"NAME", name}});
   ks.entries.push_back(entry(name, {"table", "indices", "out"}, spec.indices * spec.dim / (vec ? 4 : 1)));
@@ -127,9 +122,7 @@ KernelSource emit_embedding_backward(const EmbeddingSpec& spec) {
   const std::string base = kernel_name("embedding_bwd", spec.dtype, detail(spec));
   const bool direct = spec.dtype == DType::F32;  // accumulate straight into dtable
   const std::string accum = direct ? "dtable" : "workspace";
-  KernelSource ks;
-  ks.kind = "embedding_bwd";
-  ks.name = base + ".cu";
+  KernelSource ks = KernelSource::named("embedding_bwd", base);
   ks.source = prepare(spec, ks.kind, base, false) + fill(kZero, {{"NAME", base + "_zero"}}) +
               fill(kScatter, {{"NAME", base + "_scatter"}});
   ks.entries.push_back(entry(base + "_zero", {accum}, spec.vocab * spec.dim));

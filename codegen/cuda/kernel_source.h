@@ -16,6 +16,14 @@ struct LaunchConfig {
   int shared_bytes = 0;
 };
 
+/// A 1-D launch: `grid` blocks of `block` threads.
+inline LaunchConfig launch_1d(int64_t grid, int block) {
+  LaunchConfig c;
+  c.grid[0] = grid;
+  c.block[0] = block;
+  return c;
+}
+
 /// One __global__ function of the source. Parameters are device pointers unless the emitter's
 /// header says otherwise; "workspace" is the scratch of KernelSource::workspace_bytes and
 /// "workspace+N" the address N bytes into it.
@@ -31,6 +39,15 @@ struct KernelSource {
   std::string source;                // a complete CUDA C++ translation unit (NVRTC, sm_90)
   std::vector<KernelEntry> entries;  // launched in this order
   int64_t workspace_bytes = 0;       // device scratch shared by the entries (256-byte aligned)
+
+  /// A source of `kind` with no entries yet, whose kernels are named `base`… in `base`.cu.
+  static KernelSource named(std::string kind, const std::string& base, std::string source = {}) {
+    KernelSource ks;
+    ks.kind = std::move(kind);
+    ks.name = base + ".cu";
+    ks.source = std::move(source);
+    return ks;
+  }
 
   std::vector<std::string> kernel_names() const {
     std::vector<std::string> names;

@@ -173,17 +173,12 @@ KernelSource emit_layer_norm_forward(const LayerNormSpec& spec) {
   const RowLayout layout{spec.rows, spec.cols, 1};
   const RowMapping m = row_mapping(layout);
   const std::string name = kernel_name("layer_norm_fwd", spec.dtype, dims_tag({spec.rows, spec.cols}));
-  KernelSource ks;
-  ks.kind = "layer_norm_fwd";
-  ks.name = name + ".cu";
+  KernelSource ks = KernelSource::named("layer_norm_fwd", name);
   ks.source = source_start(spec, ks.kind, name, layout, m) +
               fill(kForward, {{"HAS_BIAS", spec.has_bias ? "true" : "false"},
                               {"BLOCK", fmt::format("{}", m.block)},
                               {"NAME", name}});
-  KernelEntry e{name, {}, {"x", "scale", "bias", "y", "mean", "inv_std"}};
-  e.launch.grid[0] = m.grid;
-  e.launch.block[0] = m.block;
-  ks.entries.push_back(e);
+  ks.entries.push_back({name, launch_1d(m.grid, m.block), {"x", "scale", "bias", "y", "mean", "inv_std"}});
   return ks;
 }
 
@@ -196,21 +191,12 @@ KernelSource emit_layer_norm_backward(const LayerNormSpec& spec) {
   const int64_t splits = std::min<int64_t>(column_splits(spec.rows, column_blocks), 65535);
   const int64_t stats_floats = align256(2 * spec.rows * 4) / 4;
 
-  KernelSource ks;
-  ks.kind = "layer_norm_bwd";
-  ks.name = base + ".cu";
+  KernelSource ks = KernelSource::named("layer_norm_bwd", base);
   ks.source = source_start(spec, ks.kind, base, layout, m) +
               fill(kBackwardDx, {{"BLOCK", fmt::format("{}", m.block)}, {"NAME", base + "_dx"}});
-  KernelEntry dx{base + "_dx", {}, {"dy", "x", "scale", "dx", "workspace"}};
-  dx.launch.grid[0] = m.grid;
-  dx.launch.block[0] = m.block;
-  ks.entries.push_back(dx);
+  ks.entries.push_back({base + "_dx", launch_1d(m.grid, m.block), {"dy", "x", "scale", "dx", "workspace"}});
 
-  KernelEntry params{base + "_dparams", {}, {}};
-  params.launch.grid[0] = column_blocks;
-  params.launch.grid[1] = splits;
-  params.launch.block[0] = 32;
-  params.launch.block[1] = 8;
+  KernelEntry params{base + "_dparams", column_launch(column_blocks, splits), {}};
   if (splits == 1) {
     params.params = {"dy", "x", "workspace", "dscale", "dbias"};
     ks.source += fill(kBackwardParams,
@@ -227,9 +213,8 @@ KernelSource emit_layer_norm_backward(const LayerNormSpec& spec) {
                                         {"NAME", params.name},
                                         {"OUT_T", "float"},
                                         {"STORE", kStorePartial}});
-    KernelEntry final_entry{base + "_dparams_final", {}, {"workspace", "dscale", "dbias"}};
-    final_entry.launch.grid[0] = grid_for(spec.cols, 256);
-    final_entry.launch.block[0] = 256;
+    const KernelEntry final_entry{
+        base + "_dparams_final", launch_1d(grid_for(spec.cols, 256), 256), {"workspace", "dscale", "dbias"}};
     ks.source += fill(kBackwardFinal, {{"NAME", final_entry.name},
                                        {"SCALE_PARTS", fmt::format("{}", stats_floats)},
                                        {"BIAS_PARTS", fmt::format("{}", stats_floats + parts)}});

@@ -180,9 +180,7 @@ KernelSource assemble(const std::string& kind, DType dtype, const std::string& c
   require_storage_float(dtype, "CUDA optimizer update");
   // The name carries a hash of the hyperparameters: one kernel per distinct set.
   const std::string name = kernel_name(kind, dtype, hex64(fnv1a64(update)).substr(0, 8));
-  KernelSource ks;
-  ks.kind = kind;
-  ks.name = name + ".cu";
+  KernelSource ks = KernelSource::named(kind, name);
   ks.source = fmt::format("// dlc {} kernel {}: {} ({} parameters, f32 state).\n", kind, name, comment,
                           dtype_name(dtype));
   ks.source += device_prelude({{dtype}, true, false});
@@ -190,10 +188,8 @@ KernelSource assemble(const std::string& kind, DType dtype, const std::string& c
   ks.source += fill(kMultiTensor, {{"CHUNK", fmt::format("{}", kMultiTensorChunk)},
                                    {"T", std::string(cuda_type(dtype))},
                                    {"NAME", name}});
-  KernelEntry e{name, {}, {"table", "num_tensors", "num_chunks", "lr", "step"}};
-  e.launch.grid[0] = 0;  // multi_tensor_grid(num_chunks), at launch
-  e.launch.block[0] = 256;
-  ks.entries.push_back(e);
+  // Grid 0: multi_tensor_grid(num_chunks), at launch.
+  ks.entries.push_back({name, launch_1d(0, 256), {"table", "num_tensors", "num_chunks", "lr", "step"}});
   return ks;
 }
 

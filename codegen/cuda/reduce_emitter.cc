@@ -177,12 +177,10 @@ KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   const RowLayout layout{spec.outer, spec.extent, 1};
   const RowMapping m = row_mapping(layout);
   const XRead x = x_read(spec);
-  KernelSource ks;
-  ks.kind = x.kind_prefix + "reduce_rows";
   const std::string name =
       kernel_name(fmt::format("{}reduce_rows_{}{}", x.kind_prefix, t.name, x.name_suffix), spec.dtype,
                   dims_tag({spec.outer, spec.extent}));
-  ks.name = name + ".cu";
+  KernelSource ks = KernelSource::named(x.kind_prefix + "reduce_rows", name);
   ks.source = fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({}).\n", t.name, name, spec.outer,
                           spec.extent, dtype_name(spec.dtype));
   ks.source += device_prelude({x.types, /*vector_io=*/!x.program, /*reductions=*/true});
@@ -200,10 +198,7 @@ KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
                                  {"NAME", name},
                                  {"IDENTITY", t.identity},
                                  {"ROW_REDUCE", t.row_reduce}});
-  KernelEntry e{name, {}, with(x.names, "y")};
-  e.launch.grid[0] = m.grid;
-  e.launch.block[0] = m.block;
-  ks.entries.push_back(e);
+  ks.entries.push_back({name, launch_1d(m.grid, m.block), with(x.names, "y")});
   return ks;
 }
 
@@ -215,9 +210,7 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
   const std::string base =
       kernel_name(fmt::format("{}reduce_cols_{}{}", x.kind_prefix, t.name, x.name_suffix), spec.dtype,
                   dims_tag({spec.outer, spec.extent, spec.inner}));
-  KernelSource ks;
-  ks.kind = x.kind_prefix + "reduce_cols";
-  ks.name = base + ".cu";
+  KernelSource ks = KernelSource::named(x.kind_prefix + "reduce_cols", base);
   ks.source = fmt::format("// dlc {} kernel: {} over the middle axis of [{}, {}, {}] ({}), {} split(s).\n",
                           t.name, base, spec.outer, spec.extent, spec.inner, dtype_name(spec.dtype), splits);
   ks.source += device_prelude({x.types, false, false});
@@ -234,11 +227,7 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
                                     {"X_PARAMS", x.params},
                                     {"COLUMN_LOAD", x.load("(o * kExtent + e) * kInner + i")}});
   KernelEntry first;
-  first.launch.grid[0] = column_blocks;
-  first.launch.grid[1] = outer_blocks;
-  first.launch.grid[2] = splits;
-  first.launch.block[0] = 32;
-  first.launch.block[1] = 8;
+  first.launch = column_launch(column_blocks, outer_blocks, splits);
   if (splits == 1) {
     first.name = base;
     first.params = with(x.names, "y");
@@ -258,9 +247,8 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
                                       {"OUT_TYPE", "float"},
                                       {"OUT_INDEX", "(Index(blockIdx.z) * kOuter + o) * kInner + i"},
                                       {"OUT_VALUE", "acc"}});
-    KernelEntry final_entry{base + "_final", {}, {"workspace", "y"}};
-    final_entry.launch.grid[0] = grid_for(spec.outer * spec.inner, 256);
-    final_entry.launch.block[0] = 256;
+    const KernelEntry final_entry{
+        base + "_final", launch_1d(grid_for(spec.outer * spec.inner, 256), 256), {"workspace", "y"}};
     ks.source += fill(kColumnFinal, {{"NAME", final_entry.name}, {"IDENTITY", t.identity}});
     ks.entries.push_back(first);
     ks.entries.push_back(final_entry);

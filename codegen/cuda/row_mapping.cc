@@ -72,4 +72,14 @@ int64_t column_splits(int64_t extent, int64_t column_blocks) {
   return std::clamp<int64_t>(std::min(want, extent / kMinPerSplit), 1, 1024);
 }
 
+LaunchConfig column_launch(int64_t column_blocks, int64_t grid_y, int64_t grid_z) {
+  LaunchConfig c;
+  c.grid[0] = column_blocks;
+  c.grid[1] = grid_y;
+  c.grid[2] = grid_z;
+  c.block[0] = 32;
+  c.block[1] = 8;
+  return c;
+}
+
 }  // namespace dlc::codegen::cuda

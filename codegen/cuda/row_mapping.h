@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "codegen/cuda/kernel_source.h"
+
 namespace dlc::codegen::cuda {
 
 struct RowLayout {
@@ -34,5 +36,10 @@ std::string row_helpers(const RowLayout& layout, const RowMapping& mapping);
 /// Splits of a column reduction over `extent` so that `column_blocks` blocks become about two
 /// waves on an H100/H200 (132 SMs); 1 when there are already enough blocks or too little work.
 int64_t column_splits(int64_t extent, int64_t column_blocks);
+
+/// The launch of a column-reduction kernel (column reductions, layer norm's parameter gradients):
+/// blocks of 32 x 8 threads (32 columns, 8 row slices), `column_blocks` x `grid_y` x `grid_z` of
+/// them.
+LaunchConfig column_launch(int64_t column_blocks, int64_t grid_y, int64_t grid_z = 1);
 
 }  // namespace dlc::codegen::cuda

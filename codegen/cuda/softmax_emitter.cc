@@ -69,16 +69,14 @@ KernelSource emit(const SoftmaxSpec& spec, bool backward) {
   const std::string kind = fmt::format("{}softmax_{}", spec.log ? "log" : "", backward ? "bwd" : "fwd");
   const std::string name = kernel_name(kind, spec.dtype, dims_tag({spec.outer, spec.extent, spec.inner}));
 
-  KernelSource ks;
-  ks.kind = kind;
-  ks.name = name + ".cu";
+  KernelSource ks = KernelSource::named(kind, name);
   ks.source = fmt::format("// dlc {} kernel {}: axis 1 of [{}, {}, {}] ({}).\n", kind, name, spec.outer,
                           spec.extent, spec.inner, dtype_name(spec.dtype));
   ks.source += device_prelude({{spec.dtype}, false, true});
   ks.source += row_helpers(layout, m);
   const TemplateVars common = {
       {"T", std::string(cuda_type(spec.dtype))}, {"BLOCK", fmt::format("{}", m.block)}, {"NAME", name}};
-  KernelEntry e{name, {}, {}};
+  KernelEntry e{name, launch_1d(m.grid, m.block), {}};
   if (!backward) {
     TemplateVars vars = common;
     vars.emplace_back("WRITE", spec.log ? kWriteLogSoftmax : kWriteSoftmax);
@@ -96,8 +94,6 @@ KernelSource emit(const SoftmaxSpec& spec, bool backward) {
     ks.source += fill(kBackward, vars);
     e.params = {"dy", "y", "dx"};
   }
-  e.launch.grid[0] = m.grid;
-  e.launch.block[0] = m.block;
   ks.entries.push_back(e);
   return ks;
 }
