@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <thread>
 
 #include "codegen/cuda/step_binding.h"
 #include "dlc/error.h"
@@ -20,10 +24,37 @@ void to_proto(const LaunchConfig& l, plan::CudaLaunch* out) {
   out->set_shared_bytes(l.shared_bytes);
 }
 
-// Adds the kernel compiled from `source` to the plan and returns its index.
-int32_t add_kernel(plan::Plan& plan, const KernelSource& source, const std::string& arch,
-                   const KernelCompiler& compile) {
-  const CompiledKernel compiled = compile(source);
+// Compiles every source on up to `jobs` threads (0: one per core). Each result lands in its own
+// slot, so the plan does not depend on which compile ends first; a failure rethrows the error
+// of the first failing source in order, whatever the timing.
+std::vector<CompiledKernel> compile_all(const std::vector<KernelSource>& sources,
+                                        const KernelCompiler& compile, int jobs) {
+  std::vector<CompiledKernel> compiled(sources.size());
+  std::vector<std::exception_ptr> errors(sources.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i = next++; i < sources.size(); i = next++) {
+      try {
+        compiled[i] = compile(sources[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min(sources.size(), jobs > 0 ? size_t(jobs) : cores);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return compiled;
+}
+
+// Adds the kernel compiled from `source` to the plan.
+void add_kernel(plan::Plan& plan, const KernelSource& source, const CompiledKernel& compiled,
+                const std::string& arch) {
   if (compiled.lowered_names.size() != source.entries.size())
     throw Error(fmt::format("{}: the compiler returned {} kernel symbols for {} entries", source.name,
                             compiled.lowered_names.size(), source.entries.size()));
@@ -41,14 +72,18 @@ int32_t add_kernel(plan::Plan& plan, const KernelSource& source, const std::stri
     e->set_lowered_name(compiled.lowered_names[i]);
     for (const std::string& p : source.entries[i].params) e->add_params(p);
   }
-  return int32_t(plan.cuda_kernels_size() - 1);
 }
 
 }  // namespace
 
-CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const KernelCompiler& compile) {
+CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const KernelCompiler& compile,
+                             int jobs) {
   CudaBindStats stats;
+  // Distinct sources in the order of their first step; a kernel's index in the plan is its place
+  // here after the kernels the plan already has.
+  std::vector<KernelSource> sources;
   std::map<std::string, int32_t> kernel_of_source;  // exact source text (entry names are in it)
+  const int32_t first_kernel = plan.cuda_kernels_size();
   for (int s = 0; s < plan.stages_size(); ++s) {
     if (!plan::is_cuda_device(plan.stages(s).device())) continue;
     for (int i = 0; i < plan.stages(s).steps_size(); ++i) {
@@ -56,8 +91,9 @@ CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const Ke
       plan::CudaStep* out = plan.mutable_stages(s)->mutable_steps(i)->mutable_cuda();
       switch (b.kind) {
         case StepBinding::Kind::Kernel: {
-          auto [it, fresh] = kernel_of_source.try_emplace(b.kernel->source, -1);
-          if (fresh) it->second = add_kernel(plan, *b.kernel, arch, compile);
+          auto [it, fresh] =
+              kernel_of_source.try_emplace(b.kernel->source, first_kernel + int32_t(sources.size()));
+          if (fresh) sources.push_back(*b.kernel);
           out->set_kind(plan::CudaStep::KERNEL);
           out->set_kernel(it->second);
           for (const LaunchConfig& l : b.launches) to_proto(l, out->add_launches());
@@ -78,6 +114,8 @@ CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const Ke
       }
     }
   }
+  const std::vector<CompiledKernel> compiled = compile_all(sources, compile, jobs);
+  for (size_t k = 0; k < sources.size(); ++k) add_kernel(plan, sources[k], compiled[k], arch);
   stats.kernels = plan.cuda_kernels_size();
   return stats;
 }

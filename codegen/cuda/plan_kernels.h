@@ -32,8 +32,12 @@ struct CudaBindStats {
 };
 
 /// Binds every step of the plan's CUDA stages and fills plan.cuda_kernels, compiling each
-/// distinct source with `compile` for `arch`. Throws dlc::Error naming the first step with no
-/// CUDA path (its node and op).
-CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const KernelCompiler& compile);
+/// distinct source with `compile` for `arch` on up to `jobs` threads at once (0: one per core;
+/// `compile` must be safe to call concurrently, as NVRTC and NvrtcCache are). Kernels are stored
+/// in the order of their first step, however the compiles interleave. Throws dlc::Error naming
+/// the first step with no CUDA path (its node and op), before compiling anything, or the first
+/// source (in that order) whose compile failed.
+CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const KernelCompiler& compile,
+                             int jobs = 0);
 
 }  // namespace dlc::codegen::cuda

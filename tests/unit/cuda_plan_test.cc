@@ -4,9 +4,12 @@
 // the same models is tests/cli/cuda_compile.py.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -47,13 +50,18 @@ plan::Plan cuda_training_plan(const std::string& model, int64_t batch,
   return cuda_plan_of(model, options);
 }
 
-// Stands in for NVRTC: counts compilations per source and returns a fake cubin.
+// Stands in for NVRTC: counts compilations per source and returns a fake cubin (called from
+// several threads at once, as NVRTC is).
 struct FakeCompiler {
+  std::mutex mutex;
   std::map<std::string, int> compiles;  // source text -> times compiled
 
   codegen::cuda::KernelCompiler fn() {
     return [this](const KernelSource& s) {
-      ++compiles[s.source];
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++compiles[s.source];
+      }
       CompiledKernel k{"key-" + s.name, "cubin of " + s.name, "", {}};
       for (const std::string& n : s.kernel_names()) k.lowered_names.push_back("lowered_" + n);
       return k;
@@ -333,4 +341,38 @@ TEST_F(CudaPlanValidation, UnknownDevice) {
 }
 
 }  // namespace
+// Kernels compile on several threads; the plan is the serial one byte for byte, even when the
+// compiles end in another order (the first source is made the slowest).
+TEST(CudaPlan, ParallelCompilesGiveTheSerialPlan) {
+  const plan::Plan lowered = cuda_training_plan("transformer", 16);
+  std::string first;
+  const auto slow_first = [&first](const KernelSource& s) {
+    if (s.name == first) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CompiledKernel k{"key-" + s.name, "cubin of " + s.name, "", {}};
+    for (const std::string& n : s.kernel_names()) k.lowered_names.push_back("lowered_" + n);
+    return k;
+  };
+  plan::Plan serial = lowered, parallel = lowered;
+  codegen::cuda::bind_cuda_plan(serial, "sm_90", slow_first, 1);
+  ASSERT_GT(serial.cuda_kernels_size(), 4);
+  first = serial.cuda_kernels(0).name();
+  codegen::cuda::bind_cuda_plan(parallel, "sm_90", slow_first, 4);
+  EXPECT_EQ(parallel.SerializeAsString(), serial.SerializeAsString());
+
+  // Every compile fails: the error is the first source's, not the first to finish.
+  plan::Plan failing = lowered;
+  try {
+    codegen::cuda::bind_cuda_plan(
+        failing, "sm_90",
+        [&](const KernelSource& s) -> CompiledKernel {
+          slow_first(s);
+          throw Error("cannot compile " + s.name);
+        },
+        4);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot compile " + first);
+  }
+}
+
 }  // namespace dlc
