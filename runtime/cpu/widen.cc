@@ -1,6 +1,7 @@
 // Widening f16/bf16 operands to f32 around an f32 kernel.
 #include "runtime/cpu/widen.h"
 
+#include <memory>
 #include <vector>
 
 #include "dlc/half.h"
@@ -26,12 +27,34 @@ void narrow(const float* in, H* out, int64_t n) {
   });
 }
 
+// An f32 buffer that keeps its memory between calls and does not initialize it.
+struct Scratch {
+  std::unique_ptr<float[]> data;
+  size_t capacity = 0;
+  float* get(size_t n) {
+    if (n > capacity) {
+      data.reset(new float[n]);
+      capacity = n;
+    }
+    return data.get();
+  }
+};
+
+// The widened operands' buffers, one per operand slot, kept per thread from call to call: a fresh
+// allocation per call put every large operand on newly mapped pages (glibc maps blocks over
+// 128 KiB afresh) and paid a page fault per 4 KiB on each call. What the largest half-precision
+// kernel widens stays allocated (it is not in the plan's arena_bytes, nor was it before).
+std::vector<Scratch>& scratch(size_t slots) {
+  thread_local std::vector<Scratch> buffers;
+  if (buffers.size() < slots) buffers.resize(slots);
+  return buffers;
+}
+
 // `view` retyped as an f32 view of `storage`.
-TensorView f32_view(const TensorView& view, std::vector<float>& storage) {
-  storage.resize(size_t(view.numel()));
+TensorView f32_view(const TensorView& view, Scratch& storage) {
   TensorView w = view;
   w.dtype = DType::F32;
-  w.data = storage.data();
+  w.data = storage.get(size_t(view.numel()));
   return w;
 }
 
@@ -43,7 +66,7 @@ bool run_widened(KernelContext& ctx, KernelFn f32_kernel) {
   for (const TensorView& v : ctx.outputs) any = any || (v.data && is_half(v.dtype));
   if (!any) return false;
   KernelContext wide{ctx.attrs, ctx.inputs, ctx.outputs, ctx.state, ctx.step_name, ctx.kernel_name};
-  std::vector<std::vector<float>> storage(ctx.inputs.size() + ctx.outputs.size());
+  std::vector<Scratch>& storage = scratch(ctx.inputs.size() + ctx.outputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     const TensorView& v = ctx.inputs[i];
     if (!v.data || !is_half(v.dtype)) continue;
