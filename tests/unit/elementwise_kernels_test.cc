@@ -204,6 +204,15 @@ TEST(ElementwiseKernels, ClipPropagatesNaN) {
   run(kernel_Clip, {}, {view(DType::F32, {n}, x), view(DType::F32, {}, lo), view(DType::F32, {}, hi)},
       {view(DType::F32, {n}, out)});
   expect_same(out, want, "Clip");
+  // A NaN bound makes every result NaN, as torch.clamp(x, min=nan) and numpy.clip do.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const auto& [low, high] : {std::pair{nan, 2.f}, std::pair{-1.f, nan}}) {
+    std::vector<float> l = {low}, h = {high};
+    run(kernel_Clip, {}, {view(DType::F32, {n}, x), view(DType::F32, {}, l), view(DType::F32, {}, h)},
+        {view(DType::F32, {n}, out)});
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_TRUE(std::isnan(out[i])) << "Clip(" << x[i] << ", " << low << ", " << high << ") = " << out[i];
+  }
 }
 
 TEST(ElementwiseKernels, MaxMinPropagateNaNFromEitherOperand) {
