@@ -248,6 +248,17 @@ Attrs flags(bool ta, bool tb) {
   return a;
 }
 
+// Cast(MatMul(Cast(a to bf16), Cast(b to bf16)) to f32): mixed precision's half MatMul, whose f32
+// result no epilogue folds into (a fold never crosses a Cast).
+ir::Value* bf16_matmul_as_f32(ir::Graph& g, ir::Value* a, ir::Value* b) {
+  const auto cast = [&g](ir::Value* v, const char* to) {
+    Attrs attrs;
+    attrs.set("to", std::string(to));
+    return op(g, OpKind::Cast, {v}, attrs);
+  };
+  return cast(op(g, OpKind::MatMul, {cast(a, "bf16"), cast(b, "bf16")}), "f32");
+}
+
 ir::Value* scalar(ir::Graph& g, DType t, double v) {
   return g.add_constant(g.unique_value_name("c"), Tensor::from_double(t, {v}, {}));
 }
@@ -452,13 +463,7 @@ TEST(EpilogueFusion, ReluEpilogueMustNotFire) {
         g.add_output(op(g, OpKind::Relu, {m2}, {}, "r2"));
         g.add_output(m2);
         // A Relu after a Cast (mixed precision) or after another op between.
-        Attrs to_f32;
-        to_f32.set("to", std::string("f32"));
-        Attrs to_bf16;
-        to_bf16.set("to", std::string("bf16"));
-        ir::Value* h =
-            op(g, OpKind::MatMul, {op(g, OpKind::Cast, {x}, to_bf16), op(g, OpKind::Cast, {w}, to_bf16)});
-        g.add_output(op(g, OpKind::Relu, {op(g, OpKind::Cast, {h}, to_f32)}, {}, "after_cast"));
+        g.add_output(op(g, OpKind::Relu, {bf16_matmul_as_f32(g, x, w)}, {}, "after_cast"));
         ir::Value* n = op(g, OpKind::Neg, {op(g, OpKind::MatMul, {x, w})});
         g.add_output(op(g, OpKind::Relu, {n}, {}, "after_neg"));
         // A bias or scale after the Relu stays (only the Relu folds), a second Relu stays too.
@@ -535,13 +540,7 @@ TEST(EpilogueFusion, MustNotFire) {
         // A scale that is not a constant, and a bias across a Cast (mixed precision).
         ir::Value* k = g.add_input("k", {DType::F32, {}});
         g.add_output(op(g, OpKind::Mul, {op(g, OpKind::MatMul, {x4, w2}), k}, {}, "by_input"));
-        Attrs to_f32;
-        to_f32.set("to", std::string("f32"));
-        Attrs to_bf16;
-        to_bf16.set("to", std::string("bf16"));
-        ir::Value* h =
-            op(g, OpKind::MatMul, {op(g, OpKind::Cast, {x4}, to_bf16), op(g, OpKind::Cast, {w2}, to_bf16)});
-        g.add_output(op(g, OpKind::Add, {op(g, OpKind::Cast, {h}, to_f32), b}, {}, "after_cast"));
+        g.add_output(op(g, OpKind::Add, {bf16_matmul_as_f32(g, x4, w2), b}, {}, "after_cast"));
         // A bias after a bias: the second Add stays.
         ir::Value* once = op(g, OpKind::Add, {op(g, OpKind::MatMul, {x4, w2}), b});
         g.add_output(op(g, OpKind::Add, {once, b}, {}, "twice"));
