@@ -79,8 +79,7 @@ MatmulGeometry geometry(const KernelContext& ctx) {
 }
 
 template <typename T>
-void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T* b, const T* bias,
-                 const T* residual, T* c) {
+void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T* b, const T* bias, T* c) {
   const size_t rank = g.c_dims.size();
   const int64_t batches = num_elements(Shape(g.c_dims.begin(), g.c_dims.end() - 2));
   const int64_t as_m = g.a_strides[rank - 2], as_k = g.a_strides[rank - 1];
@@ -95,8 +94,7 @@ void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T
         ao += idx * g.a_strides[d];
         bo += idx * g.b_strides[d];
       }
-      const int64_t row_offset = (bi * g.m + i) * g.n;
-      T* row = c + row_offset;
+      T* row = c + (bi * g.m + i) * g.n;
       std::fill(row, row + g.n, T(0));
       for (int64_t p = 0; p < g.k; ++p) {
         const T av = a[ao + i * as_m + p * as_k];
@@ -107,10 +105,6 @@ void matmul_loop(const MatmulGeometry& g, const Epilogue& e, const T* a, const T
         for (int64_t j = 0; j < g.n; ++j) row[j] = T(row[j] * e.alpha);
       if (bias)
         for (int64_t j = 0; j < g.n; ++j) row[j] += bias[j];
-      if (residual)
-        for (int64_t j = 0; j < g.n; ++j) row[j] += residual[row_offset + j];
-      if (e.relu)
-        for (int64_t j = 0; j < g.n; ++j) row[j] = relu_value(row[j]);
     }
   }
 }
@@ -188,8 +182,8 @@ void kernel_MatMul(KernelContext& ctx) {
   // The plain loop: other dtypes, and an empty inner dim (the product is zeros, the epilogue remains).
   dispatch_numeric(a.dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    matmul_loop<T>(g, e, a.as<T>(), b.as<T>(), static_cast<const T*>(bias), static_cast<const T*>(residual),
-                   c.as<T>());
+    matmul_loop<T>(g, e, a.as<T>(), b.as<T>(), static_cast<const T*>(bias), c.as<T>());
+    apply_epilogue(c.as<T>(), static_cast<const T*>(residual), e.relu, c.numel());
   });
 }
 
