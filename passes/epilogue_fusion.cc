@@ -4,6 +4,7 @@
 #include "passes/epilogue_fusion.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -74,13 +75,11 @@ class EpilogueFuser {
   }
 
  private:
-  // The producer of `v` when it is a MatMul (or, with `convolutions`, a Conv or ConvTranspose)
-  // and `v` has no user but `consumer` and is not kept.
-  ir::Node* sole_producer(ir::Value* v, const ir::Node* consumer, bool convolutions = false) const {
+  // The producer of `v` when it is one of `ops` and `v` has no user but `consumer` and is not
+  // kept.
+  ir::Node* sole_producer(ir::Value* v, const ir::Node* consumer, std::initializer_list<OpKind> ops) const {
     if (!v || !v->producer || kept_.count(v)) return nullptr;
-    const OpKind op = v->producer->op;
-    if (op != OpKind::MatMul && !(convolutions && (op == OpKind::Conv || op == OpKind::ConvTranspose)))
-      return nullptr;
+    if (std::find(ops.begin(), ops.end(), v->producer->op) == ops.end()) return nullptr;
     return sole_user(v, consumer) ? v->producer : nullptr;
   }
 
@@ -111,7 +110,7 @@ class EpilogueFuser {
 
   // Rewrite 2: (op(A) op(B))^T = op(B)^T op(A)^T, so MatMul(b, a) with ta' = !tb, tb' = !ta.
   bool fold_result_transpose(ir::Node* t) {
-    ir::Node* mm = sole_producer(t->inputs[0], t);
+    ir::Node* mm = sole_producer(t->inputs[0], t, {OpKind::MatMul});
     if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm))
       return false;
     std::swap(mm->inputs[0], mm->inputs[1]);
@@ -122,11 +121,11 @@ class EpilogueFuser {
     return true;
   }
 
-  // The matrix MatMul (or with `convolutions` Conv or ConvTranspose) whose result `n` (an
-  // elementwise op of the same result type) reads as operand `i`, used nowhere else, with no
-  // epilogue that must come after n's (a residual or an activation; the caller checks the bias).
-  ir::Node* epilogue_producer(ir::Node* n, size_t i, bool convolutions = false) const {
-    ir::Node* p = sole_producer(n->inputs[i], n, convolutions);
+  // The producer, one of `ops` (a MatMul with matrix operands), whose result `n` (an elementwise
+  // op of the same result type) reads as operand `i`, used nowhere else, with no epilogue that
+  // must come after n's (a residual or an activation; the caller checks the bias).
+  ir::Node* epilogue_producer(ir::Node* n, size_t i, std::initializer_list<OpKind> ops) const {
+    ir::Node* p = sole_producer(n->inputs[i], n, ops);
     if (!p || has_residual(*p) || has_activation(*p) || (is_matmul(p) && !matrix_operands(*p)) ||
         !is_floating(n->outputs[0]->type.dtype) || n->outputs[0]->type != p->outputs[0]->type)
       return nullptr;
@@ -135,7 +134,7 @@ class EpilogueFuser {
 
   bool fold_scale(ir::Node* mul) {
     for (size_t i = 0; i < 2; ++i) {
-      ir::Node* mm = epilogue_producer(mul, i);
+      ir::Node* mm = epilogue_producer(mul, i, {OpKind::MatMul});
       const ir::Value* k = mul->inputs[1 - i];
       if (!mm || has_bias(*mm) || k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 ||
           k->type.dtype != mm->outputs[0]->type.dtype)
@@ -154,7 +153,7 @@ class EpilogueFuser {
   // earlier one's result.
   bool fold_add(ir::Node* add, EpilogueFusionCounts* c) {
     for (size_t i = 0; i < 2; ++i) {
-      ir::Node* p = epilogue_producer(add, i, /*convolutions=*/true);
+      ir::Node* p = epilogue_producer(add, i, {OpKind::MatMul, OpKind::Conv, OpKind::ConvTranspose});
       ir::Value* v = add->inputs[1 - i];
       if (!p || v == add->inputs[i] || v->type.dtype != p->outputs[0]->type.dtype) continue;
       const Shape& b = v->type.shape;
@@ -179,13 +178,10 @@ class EpilogueFuser {
   // then computes.
   bool fold_activation(ir::Node* relu, EpilogueFusionCounts* c) {
     ir::Value* x = relu->inputs[0];
-    if (!x || !x->producer || kept_.count(x)) return false;
-    ir::Node* p = x->producer;
-    if ((p->op != OpKind::MatMul && p->op != OpKind::Conv && p->op != OpKind::BatchNormalization) ||
-        has_activation(*p) || p->outputs[0] != x || !is_floating(x->type.dtype) ||
+    ir::Node* p = sole_producer(x, relu, {OpKind::MatMul, OpKind::Conv, OpKind::BatchNormalization});
+    if (!p || has_activation(*p) || p->outputs[0] != x || !is_floating(x->type.dtype) ||
         relu->outputs[0]->type != x->type)
       return false;
-    if (!sole_user(x, relu)) return false;
     p->attrs.set("activation", std::string("relu"));
     absorb(p, relu);
     ++(p->op == OpKind::MatMul ? c->activations
