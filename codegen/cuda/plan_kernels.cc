@@ -52,6 +52,39 @@ std::vector<CompiledKernel> compile_all(const std::vector<KernelSource>& sources
   return compiled;
 }
 
+void to_proto(const OperandRef& r, plan::CudaOperand* out) {
+  switch (r.kind) {
+    case OperandRef::Kind::Input:
+      out->set_kind(plan::CudaOperand::INPUT);
+      break;
+    case OperandRef::Kind::Output:
+      out->set_kind(plan::CudaOperand::OUTPUT);
+      break;
+    case OperandRef::Kind::None:
+      out->set_kind(plan::CudaOperand::NONE);
+      break;
+  }
+  out->set_index(r.index);
+}
+
+// A binding's operand references: kernel arguments, a multi-tensor table, copies made first.
+void operands_to_proto(const StepBinding& b, plan::CudaStep* out) {
+  for (const auto& [param, operand] : b.args) {
+    plan::CudaArg* a = out->add_args();
+    a->set_param(param);
+    to_proto(operand, a->mutable_operand());
+  }
+  for (const auto& row : b.table) {
+    plan::CudaTableRow* r = out->add_table();
+    for (const OperandRef& slot : row) to_proto(slot, r->add_slots());
+  }
+  for (const auto& [input, output] : b.copies) {
+    plan::CudaCopy* c = out->add_copies();
+    c->set_input(input);
+    c->set_output(output);
+  }
+}
+
 // Adds the kernel compiled from `source` to the plan.
 void add_kernel(plan::Plan& plan, const KernelSource& source, const CompiledKernel& compiled,
                 const std::string& arch) {
@@ -89,6 +122,7 @@ CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const Ke
     for (int i = 0; i < plan.stages(s).steps_size(); ++i) {
       const StepBinding b = bind_cuda_step(plan, plan.stages(s), i);
       plan::CudaStep* out = plan.mutable_stages(s)->mutable_steps(i)->mutable_cuda();
+      operands_to_proto(b, out);
       switch (b.kind) {
         case StepBinding::Kind::Kernel: {
           auto [it, fresh] =

@@ -21,6 +21,7 @@
 #include "dlc/error.h"
 #include "dlc/expr_program.h"
 #include "dlc/multi_tensor_update.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_values.h"
 
 namespace dlc::codegen::cuda {
@@ -78,14 +79,53 @@ StepBinding kernel_binding(KernelSource source) {
   return b;
 }
 
-// Runs `emit` and reports an emitter's refusal (an unsupported dtype, …) as the step's error.
+using NamedOperands = std::initializer_list<std::pair<const char*, OperandRef>>;
+
+// Runs `emit` and reports an emitter's refusal (an unsupported dtype, …) as the step's error;
+// `args` binds the kernel's parameters not named "inN" / "outN".
 template <typename Emit>
-StepBinding emitted(const StepView& s, Emit&& emit) {
+StepBinding emitted(const StepView& s, Emit&& emit, NamedOperands args = {}) {
+  StepBinding b;
   try {
-    return kernel_binding(emit());
+    b = kernel_binding(emit());
   } catch (const Error& e) {
     s.fail(e.what());
   }
+  for (const auto& [param, operand] : args) b.args[param] = operand;
+  return b;
+}
+
+// "inN" / "outN": operand N.
+std::optional<OperandRef> positional_operand(const std::string& param) {
+  for (const auto& [prefix, kind] :
+       {std::pair{"in", OperandRef::Kind::Input}, {"out", OperandRef::Kind::Output}}) {
+    const std::string_view p(prefix);
+    if (param.size() > p.size() && param.compare(0, p.size(), p) == 0 &&
+        param.find_first_not_of("0123456789", p.size()) == std::string::npos)
+      return OperandRef{kind, std::stoi(param.substr(p.size()))};
+  }
+  return std::nullopt;
+}
+
+// Completes a kernel binding's args: every entry parameter the runtime does not supply is bound,
+// positionally where no rule named it, and names the kernel lacks (a rule's optional operands)
+// are dropped; an absent operand is a null pointer (OperandRef::Kind::None). A parameter bound to nothing is
+// a binding bug, reported as the step's error rather than a null pointer at run time.
+void bind_positional_args(const StepView& s, StepBinding& b) {
+  std::map<std::string, OperandRef> args;
+  for (const KernelEntry& e : b.kernel->entries)
+    for (const std::string& param : e.params) {
+      if (plan::is_runtime_kernel_param(param)) continue;
+      const auto named = b.args.find(param);
+      const std::optional<OperandRef> operand =
+          named != b.args.end() ? named->second : positional_operand(param);
+      if (!operand) s.fail(fmt::format("kernel {} has a parameter '{}' bound to no operand", e.name, param));
+      const bool present = operand->kind == OperandRef::Kind::Input    ? s.has_input(operand->index)
+                           : operand->kind == OperandRef::Kind::Output ? s.has_output(operand->index)
+                                                                       : false;
+      args[param] = present ? *operand : OperandRef{};  // an absent optional operand is a null pointer
+    }
+  b.args = std::move(args);
 }
 
 int64_t normalized_axis(const StepView& s, int64_t axis, int64_t rank) {
@@ -174,7 +214,7 @@ StepBinding reduce(const StepView& s, ReduceOp op) {
     spec.outer = x.numel();
   else
     split_dims(x.shape, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
-  return emitted(s, [&] { return emit_reduce(spec); });
+  return emitted(s, [&] { return emit_reduce(spec); }, {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 // The fusion pass's FusedReduce: the reduction kernel reading its program's result.
@@ -188,21 +228,23 @@ StepBinding fused_reduce(const StepView& s) {
   const std::string op = s.attrs.s("reduce", "");
   if (op != "ReduceSum" && op != "ReduceMean")
     s.fail(fmt::format("reduce '{}' is not ReduceSum or ReduceMean", op));
-  return emitted(s, [&] {
-    std::vector<std::string> names = {"y"};
-    for (int i = 1; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
-    const ExprProgram p = parse_expr_program(s.attrs.s("program"), inputs, names);
-    const int64_t rank = int64_t(p.dims.size());
-    const std::vector<int64_t> axes = s.attrs.ints("axes", {});
-    ReduceSpec spec;
-    spec.op = op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean;
-    spec.prologue = &p;
-    if (axes.empty())
-      split_dims(p.dims, 0, rank - 1, spec.outer, spec.extent, spec.inner);
-    else
-      split_dims(p.dims, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
-    return emit_reduce(spec);
-  });
+  return emitted(s,
+                 [&] {
+                   std::vector<std::string> names = {"y"};
+                   for (int i = 1; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
+                   const ExprProgram p = parse_expr_program(s.attrs.s("program"), inputs, names);
+                   const int64_t rank = int64_t(p.dims.size());
+                   const std::vector<int64_t> axes = s.attrs.ints("axes", {});
+                   ReduceSpec spec;
+                   spec.op = op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean;
+                   spec.prologue = &p;
+                   if (axes.empty())
+                     split_dims(p.dims, 0, rank - 1, spec.outer, spec.extent, spec.inner);
+                   else
+                     split_dims(p.dims, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
+                   return emit_reduce(spec);
+                 },
+                 {{"y", output_operand(0)}});
 }
 
 StepBinding softmax(const StepView& s, bool log) {
@@ -213,7 +255,8 @@ StepBinding softmax(const StepView& s, bool log) {
   spec.dtype = x.dtype;
   spec.log = log;
   split_dims(x.shape, axis, axis, spec.outer, spec.extent, spec.inner);
-  return emitted(s, [&] { return emit_softmax_forward(spec); });
+  return emitted(s, [&] { return emit_softmax_forward(spec); },
+                 {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 StepBinding layer_norm(const StepView& s) {
@@ -233,7 +276,13 @@ StepBinding layer_norm(const StepView& s) {
   for (int i = 1; i <= 2; ++i)
     if (s.has_output(i) && s.output(i).dtype != DType::F32)
       s.fail(fmt::format("output {} (statistics) must be f32", i));
-  return emitted(s, [&] { return emit_layer_norm_forward(spec); });
+  return emitted(s, [&] { return emit_layer_norm_forward(spec); },
+                 {{"x", input_operand(0)},
+                  {"scale", input_operand(1)},
+                  {"bias", input_operand(2)},
+                  {"y", output_operand(0)},
+                  {"mean", output_operand(1)},
+                  {"inv_std", output_operand(2)}});
 }
 
 StepBinding layer_norm_grad(const StepView& s) {
@@ -246,7 +295,13 @@ StepBinding layer_norm_grad(const StepView& s) {
   for (int i = 0; i < 3; ++i)
     if (!s.has_output(i))
       s.fail(fmt::format("output {} is absent (the kernels write dx, dscale and dbias)", i));
-  return emitted(s, [&] { return emit_layer_norm_backward(spec); });
+  return emitted(s, [&] { return emit_layer_norm_backward(spec); },
+                 {{"dy", input_operand(0)},
+                  {"x", input_operand(1)},
+                  {"scale", input_operand(2)},
+                  {"dx", output_operand(0)},
+                  {"dscale", output_operand(1)},
+                  {"dbias", output_operand(2)}});
 }
 
 CrossEntropySpec cross_entropy_spec(const StepView& s, int scores_input) {
@@ -273,7 +328,37 @@ StepBinding embedding(const StepView& s, bool backward) {
   spec.vocab = table.shape[0];
   spec.dim = table.numel() / spec.vocab;
   spec.indices = indices.numel();
-  return emitted(s, [&] { return backward ? emit_embedding_backward(spec) : emit_embedding_gather(spec); });
+  if (backward)
+    return emitted(s, [&] { return emit_embedding_backward(spec); },
+                   {{"dy", input_operand(0)}, {"indices", input_operand(1)}, {"dtable", output_operand(0)}});
+  return emitted(s, [&] { return emit_embedding_gather(spec); },
+                 {{"table", input_operand(0)}, {"indices", input_operand(1)}, {"out", output_operand(0)}});
+}
+
+// The table rows and copies of tensor k's update. The kernels update in place, so each result
+// (param', state'…) first gets its operand's bytes; a row points at the results and the gradient:
+// {param', grad, state 1', state 2'} — the single op's non-scalar operands from index 2 on are
+// its states, result j + 1 the update of the j-th (an absent one gives an absent result).
+void optimizer_row(const StepView& s, const MultiTensorLayout& layout, int k,
+                   const std::function<int(int, int)>& input_of, StepBinding& b) {
+  auto output_of = [&](int j) { return layout.merged_output(k, j); };
+  std::array<OperandRef, 4> row;
+  row[0] = output_operand(output_of(0));
+  row[1] = input_operand(input_of(k, 1));
+  std::vector<std::pair<int, int>> pairs = {{input_of(k, 0), output_of(0)}};
+  int result = 1;
+  for (int i = 2; i < layout.inputs; ++i)
+    if (!layout.is_scalar(i)) pairs.emplace_back(input_of(k, i), output_of(result++));
+  int slot = 2;
+  for (const auto& [in, out] : pairs) {
+    if (!s.has_output(out)) continue;
+    if (!s.has_input(in)) s.fail(fmt::format("result {} updates an absent operand {}", out, in));
+    b.copies.emplace_back(in, out);
+    if (out == output_of(0)) continue;
+    if (slot == 4) s.fail("more than two optimizer states (a table row holds two)");
+    row[size_t(slot++)] = output_operand(out);
+  }
+  b.table.push_back(row);
 }
 
 // A multi-tensor launch over the tensors of an optimizer step: one for SgdUpdate and AdamUpdate,
@@ -327,6 +412,13 @@ StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int te
   });
   const int64_t chunks = assign_chunks(entries);
   for (LaunchConfig& l : b.launches) l.grid[0] = multi_tensor_grid(chunks);
+  // The scalar operands: lr, and Adam's step (the other kernels do not read theirs).
+  std::vector<int> scalars;
+  for (int i = 0; i < layout.inputs; ++i)
+    if (layout.is_scalar(i)) scalars.push_back(input_of(0, i));
+  b.args["lr"] = input_operand(scalars.at(0));
+  b.args["step"] = scalars.size() > 1 ? input_operand(scalars[1]) : OperandRef{};
+  for (int k = 0; k < tensors; ++k) optimizer_row(s, layout, k, input_of, b);
   return b;
 }
 
@@ -396,7 +488,11 @@ StepBinding dropout(const StepView& s) {
   spec.seed = uint64_t(s.attrs.i("seed", 0));
   spec.mask = s.has_output(1);
   if (s.has_input(1)) spec.offset_dtype = s.input(1).dtype;
-  return emitted(s, [&] { return emit_dropout(spec); });
+  return emitted(s, [&] { return emit_dropout(spec); },
+                 {{"x", input_operand(0)},
+                  {"offset", input_operand(1)},
+                  {"y", output_operand(0)},
+                  {"mask", output_operand(1)}});
 }
 
 // ---- library calls and host-side steps
@@ -482,6 +578,7 @@ StepBinding batch_norm(const StepView& s, std::string call) {
 StepBinding conv_transpose(const StepView& s) {
   StepBinding b = library(s, "cudnn.convolution_backward_data");
   record_residual(s, "beta", &b);
+  if (s.has_input(3)) b.copies.emplace_back(3, 0);
   return b;
 }
 
@@ -514,12 +611,20 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"SoftmaxCrossEntropyLoss",
        [](const StepView& s) {
          const CrossEntropySpec spec = cross_entropy_spec(s, 0);
-         return emitted(s, [&] { return emit_cross_entropy_forward(spec); });
+         return emitted(s, [&] { return emit_cross_entropy_forward(spec); },
+                        {{"scores", input_operand(0)},
+                         {"labels", input_operand(1)},
+                         {"loss", output_operand(0)},
+                         {"log_prob", output_operand(1)}});
        }},
       {"SoftmaxCrossEntropyGrad",
        [](const StepView& s) {
          const CrossEntropySpec spec = cross_entropy_spec(s, 1);
-         return emitted(s, [&] { return emit_cross_entropy_backward(spec); });
+         return emitted(s, [&] { return emit_cross_entropy_backward(spec); },
+                        {{"dloss", input_operand(0)},
+                         {"scores", input_operand(1)},
+                         {"labels", input_operand(2)},
+                         {"dscores", output_operand(0)}});
        }},
       {"Gather", [](const StepView& s) { return embedding(s, false); }},
       {"GatherGrad", [](const StepView& s) { return embedding(s, true); }},
@@ -554,13 +659,18 @@ const std::map<std::string, Rule, std::less<>>& rules() {
 StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int step_index) {
   const plan::Step& step = stage.steps(step_index);
   const StepView s(plan, stage, step);
+  StepBinding b;
   if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel());
-      op && *op != ExprOp::Input && *op != ExprOp::Constant)
-    return elementwise(s, *op);
-  const auto& table = rules();
-  const auto it = table.find(step.kernel());
-  if (it == table.end()) s.fail("no generated kernel or library call implements this op");
-  return it->second(s);
+      op && *op != ExprOp::Input && *op != ExprOp::Constant) {
+    b = elementwise(s, *op);
+  } else {
+    const auto& table = rules();
+    const auto it = table.find(step.kernel());
+    if (it == table.end()) s.fail("no generated kernel or library call implements this op");
+    b = it->second(s);
+  }
+  if (b.kind == StepBinding::Kind::Kernel) bind_positional_args(s, b);
+  return b;
 }
 
 }  // namespace dlc::codegen::cuda

@@ -5,8 +5,11 @@
 // an error naming the step and its op.
 #pragma once
 
+#include <array>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/cuda/kernel_source.h"
@@ -15,13 +18,28 @@
 
 namespace dlc::codegen::cuda {
 
+/// A step operand a kernel parameter points at (plan::CudaOperand); None is a null pointer.
+struct OperandRef {
+  enum class Kind { None, Input, Output };
+  Kind kind = Kind::None;
+  int index = 0;
+  bool operator==(const OperandRef&) const = default;
+};
+inline OperandRef input_operand(int i) { return {OperandRef::Kind::Input, i}; }
+inline OperandRef output_operand(int i) { return {OperandRef::Kind::Output, i}; }
+
 struct StepBinding {
   enum class Kind { Kernel, Library, Host };
   Kind kind = Kind::Host;
   std::optional<KernelSource> kernel;  // Kernel
   std::vector<LaunchConfig> launches;  // Kernel: one per entry (optimizers size the grid per step)
-  std::string call;                    // Library: "cublasLt.matmul", …; Host: "alias" or "copy"
-  Attrs params;                        // Library: the step's attributes and operand shapes
+  /// Kernel: the operand of every entry parameter the runtime does not supply itself
+  /// (plan::is_runtime_kernel_param): "inN" / "outN" are input / output N unless a rule says else.
+  std::map<std::string, OperandRef> args;
+  std::vector<std::array<OperandRef, 4>> table;  // Kernel: a multi-tensor launch's rows
+  std::vector<std::pair<int, int>> copies;       // (input, output) copied before the step runs
+  std::string call;                              // Library: "cublasLt.matmul", …; Host: "alias" or "copy"
+  Attrs params;                                  // Library: the step's attributes and operand shapes
 };
 
 /// How step `step_index` of `stage` runs on CUDA. `plan` supplies constant operands (reduction

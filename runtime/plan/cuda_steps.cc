@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "dlc/error.h"
 
 namespace dlc::plan {
@@ -25,8 +27,51 @@ void validate_launch(const CudaLaunch& l, const std::string& where) {
   if (l.shared_bytes() < 0) throw Error(fmt::format("{} has negative shared memory", where));
 }
 
+void validate_operand(const CudaOperand& o, const Step& step, const std::string& where) {
+  if (o.kind() == CudaOperand::NONE) return;
+  const bool input = o.kind() == CudaOperand::INPUT;
+  const auto& buffers = input ? step.inputs() : step.outputs();
+  if (o.index() < 0 || o.index() >= buffers.size() || buffers[o.index()] < 0)
+    throw Error(
+        fmt::format("{} refers to {} {}, which it lacks", where, input ? "input" : "output", o.index()));
+}
+
+// Every kernel parameter bound once (by the runtime or to an operand in range), and a table
+// exactly where the kernel reads one.
+void validate_kernel_operands(const CudaStep& c, const CudaKernel& kernel, const Step& step,
+                              const std::string& where) {
+  std::set<std::string> bound;
+  for (const CudaArg& a : c.args()) {
+    if (!bound.insert(a.param()).second)
+      throw Error(fmt::format("{} binds kernel parameter '{}' twice", where, a.param()));
+    validate_operand(a.operand(), step, where);
+  }
+  bool reads_table = false;
+  for (const CudaKernelEntry& e : kernel.entries())
+    for (const std::string& param : e.params()) {
+      reads_table = reads_table || param == "table";
+      if (!is_runtime_kernel_param(param) && !bound.count(param))
+        throw Error(
+            fmt::format("{}: parameter '{}' of kernel {} is bound to no operand", where, param, e.name()));
+    }
+  if (reads_table != (c.table_size() > 0))
+    throw Error(fmt::format("{} has {} multi-tensor table rows for a kernel that {} one", where,
+                            c.table_size(), reads_table ? "reads" : "reads no"));
+  for (const CudaTableRow& row : c.table()) {
+    if (row.slots_size() != 4 || row.slots(0).kind() == CudaOperand::NONE)
+      throw Error(
+          fmt::format("{} has a multi-tensor table row without 4 slots and a tensor in the first", where));
+    for (const CudaOperand& o : row.slots()) validate_operand(o, step, where);
+  }
+}
+
 void validate_cuda_step(const Plan& plan, const Step& step, const std::string& where) {
   const CudaStep& c = step.cuda();
+  for (const CudaCopy& copy : c.copies())
+    if (copy.input() < 0 || copy.input() >= step.inputs_size() || step.inputs(copy.input()) < 0 ||
+        copy.output() < 0 || copy.output() >= step.outputs_size() || step.outputs(copy.output()) < 0)
+      throw Error(
+          fmt::format("{} copies input {} to output {}, which it lacks", where, copy.input(), copy.output()));
   switch (c.kind()) {
     case CudaStep::KERNEL: {
       if (c.kernel() < 0 || c.kernel() >= plan.cuda_kernels_size())
@@ -36,6 +81,7 @@ void validate_cuda_step(const Plan& plan, const Step& step, const std::string& w
         throw Error(fmt::format("{} has {} launches for the {} entries of its kernel", where,
                                 c.launches_size(), entries));
       for (const CudaLaunch& l : c.launches()) validate_launch(l, where);
+      validate_kernel_operands(c, plan.cuda_kernels(c.kernel()), step, where);
       return;
     }
     case CudaStep::LIBRARY:
@@ -51,6 +97,11 @@ void validate_cuda_step(const Plan& plan, const Step& step, const std::string& w
 }
 
 }  // namespace
+
+bool is_runtime_kernel_param(const std::string& param) {
+  return param == "workspace" || param.rfind("workspace+", 0) == 0 || param == "table" ||
+         param == "num_tensors" || param == "num_chunks";
+}
 
 bool is_cuda_device(const std::string& device) { return device == "cuda" || device.rfind("cuda:", 0) == 0; }
 

@@ -9,6 +9,11 @@
 
 namespace dlc::plan {
 
+/// Whether the CUDA runtime supplies a generated kernel's parameter `param` itself: "workspace",
+/// "workspace+N" (N bytes into it), and a multi-tensor launch's "table", "num_tensors" and
+/// "num_chunks". Every other parameter is a step operand (CudaStep.args).
+bool is_runtime_kernel_param(const std::string& param);
+
 /// Whether a stage device names a CUDA device ("cuda", "cuda:N").
 bool is_cuda_device(const std::string& device);
 /// Whether any stage of the plan runs on a CUDA device.

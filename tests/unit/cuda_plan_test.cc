@@ -7,7 +7,9 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -126,9 +128,93 @@ TEST_P(CudaPlanModels, EveryStepBoundAndKernelsStoredOnce) {
     ASSERT_EQ(step.cuda().launches_size(), 1);
     EXPECT_EQ(step.cuda().launches(0).grid(0),
               codegen::cuda::multi_tensor_grid(codegen::cuda::assign_chunks(entries)));
+    // Tensor k's row points at its results param', m', v' (first copied from param, m, v) and at
+    // its gradient; lr and step are the shared scalars.
+    ASSERT_EQ(size_t(step.cuda().table_size()), entries.size());
+    ASSERT_EQ(size_t(step.cuda().copies_size()), 3 * entries.size());
+    for (int k = 0; k < int(entries.size()); ++k) {
+      const plan::CudaTableRow& row = step.cuda().table(k);
+      const std::vector<std::pair<plan::CudaOperand::Kind, int>> want = {
+          {plan::CudaOperand::OUTPUT, 3 * k},
+          {plan::CudaOperand::INPUT, 3 + 4 * k},
+          {plan::CudaOperand::OUTPUT, 3 * k + 1},
+          {plan::CudaOperand::OUTPUT, 3 * k + 2}};
+      for (int slot = 0; slot < 4; ++slot) {
+        EXPECT_EQ(row.slots(slot).kind(), want[size_t(slot)].first) << "tensor " << k << " slot " << slot;
+        EXPECT_EQ(row.slots(slot).index(), want[size_t(slot)].second) << "tensor " << k << " slot " << slot;
+      }
+      for (int j = 0; j < 3; ++j) {
+        const plan::CudaCopy& c = step.cuda().copies(3 * k + j);
+        EXPECT_EQ(c.input(), 2 + 4 * k + (j == 0 ? 0 : j + 1));
+        EXPECT_EQ(c.output(), 3 * k + j);
+      }
+    }
+    std::map<std::string, int> input_of_arg;
+    for (const plan::CudaArg& a : step.cuda().args()) input_of_arg[a.param()] = a.operand().index();
+    EXPECT_EQ(input_of_arg.at("lr"), 0);
+    EXPECT_EQ(input_of_arg.at("step"), 1);
   }
   EXPECT_EQ(merged_steps, 1);
   EXPECT_GT(stats.library_calls, 0) << "MatMul / Conv are library calls";
+}
+
+// The pointer parameters of `entry` in `source` and whether each is const (read only).
+std::map<std::string, bool> pointer_params(const std::string& source, const std::string& entry) {
+  const size_t at = source.find(entry + "(");
+  if (at == std::string::npos) throw Error("no kernel " + entry + " in its source");
+  const size_t open = at + entry.size() + 1, close = source.find(')', open);
+  std::map<std::string, bool> params;
+  std::stringstream list(source.substr(open, close - open));
+  for (std::string p; std::getline(list, p, ',');) {
+    if (p.find('*') == std::string::npos) continue;  // by value
+    std::smatch m;
+    if (std::regex_search(p, m, std::regex(R"((\w+)\s*$)")))
+      params[m[1]] = p.find("const") != std::string::npos;
+  }
+  return params;
+}
+
+// Every generated kernel's parameters are bound to operands in the direction the kernel uses them:
+// a const pointer (read) to an input, a written one to an output, checked against the kernel
+// sources themselves.
+TEST_P(CudaPlanModels, KernelArgumentsReadInputsAndWriteOutputs) {
+  plan::Plan p = cuda_training_plan(GetParam().model, GetParam().batch, GetParam().precision);
+  std::map<std::string, std::string> source_of;  // kernel name -> source
+  std::mutex mutex;
+  codegen::cuda::bind_cuda_plan(p, "sm_90", [&](const KernelSource& s) {
+    std::lock_guard<std::mutex> lock(mutex);
+    source_of[s.name] = s.source;
+    CompiledKernel k{"key", "cubin", "", {}};
+    for (const std::string& n : s.kernel_names()) k.lowered_names.push_back(n);
+    return k;
+  });
+  int checked = 0;
+  for (const plan::Step& step : p.stages(0).steps()) {
+    if (step.cuda().kind() != plan::CudaStep::KERNEL) continue;
+    const plan::CudaKernel& kernel = p.cuda_kernels(step.cuda().kernel());
+    std::map<std::string, plan::CudaOperand> operand_of;
+    for (const plan::CudaArg& a : step.cuda().args()) operand_of[a.param()] = a.operand();
+    for (const plan::CudaKernelEntry& e : kernel.entries()) {
+      const std::map<std::string, bool> params = pointer_params(source_of.at(kernel.name()), e.name());
+      ASSERT_EQ(params.size(),
+                size_t(e.params_size()) - (kernel.kind().find("update") != std::string::npos ? 2 : 0))
+          << e.name() << ": every pointer parameter has a name (optimizers add two by value)";
+      for (const std::string& param : e.params()) {
+        if (plan::is_runtime_kernel_param(param)) continue;
+        ASSERT_TRUE(operand_of.count(param)) << step.name() << ": " << param;
+        const plan::CudaOperand& o = operand_of[param];
+        if (o.kind() == plan::CudaOperand::NONE) continue;
+        const bool read_only = params.at(param);
+        EXPECT_EQ(o.kind(), read_only ? plan::CudaOperand::INPUT : plan::CudaOperand::OUTPUT)
+            << step.name() << " (" << step.kernel() << "): " << e.name() << " parameter " << param;
+        const int32_t buffer =
+            o.kind() == plan::CudaOperand::INPUT ? step.inputs(o.index()) : step.outputs(o.index());
+        EXPECT_GE(buffer, 0) << step.name() << ": " << param << " points at an absent operand";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
 }
 
 std::vector<ModelCase> model_cases() {
@@ -318,6 +404,33 @@ TEST_F(CudaPlanValidation, LaunchesMustMatchEntries) {
 TEST_F(CudaPlanValidation, BadLaunchConfig) {
   cuda_of(kernel_step)->mutable_launches(0)->set_block(0, 2048);
   expect_invalid("invalid block size 2048");
+}
+
+TEST_F(CudaPlanValidation, KernelParameterWithoutOperand) {
+  cuda_of(kernel_step)->mutable_args()->RemoveLast();
+  expect_invalid("is bound to no operand");
+}
+
+TEST_F(CudaPlanValidation, ArgumentOperandOutOfRange) {
+  cuda_of(kernel_step)->mutable_args(0)->mutable_operand()->set_kind(plan::CudaOperand::OUTPUT);
+  cuda_of(kernel_step)->mutable_args(0)->mutable_operand()->set_index(99);
+  expect_invalid("refers to output 99, which it lacks");
+}
+
+TEST_F(CudaPlanValidation, MultiTensorTableWhereTheKernelReadsOne) {
+  int plain_step = 0;
+  while (p.stages(0).steps(plain_step).cuda().kind() != plan::CudaStep::KERNEL ||
+         p.stages(0).steps(plain_step).cuda().table_size() > 0)
+    ++plain_step;
+  cuda_of(plain_step)->add_table();
+  expect_invalid("multi-tensor table rows for a kernel that reads no one");
+}
+
+TEST_F(CudaPlanValidation, CopyOfAnAbsentOperand) {
+  plan::CudaCopy* c = cuda_of(kernel_step)->add_copies();
+  c->set_input(0);
+  c->set_output(99);
+  expect_invalid("copies input 0 to output 99");
 }
 
 TEST_F(CudaPlanValidation, UnboundStep) {
