@@ -33,22 +33,22 @@ constexpr const char* kGather = R"(
 constexpr bool kVec = ${VEC};  // rows are a multiple of 4 elements long
 
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
-    const T* __restrict__ table, const Idx* __restrict__ indices, T* __restrict__ out) {
+    const T* __restrict__ weight, const Idx* __restrict__ indices, T* __restrict__ out) {
   const Index tid = Index(blockIdx.x) * 256 + threadIdx.x;
   const Index stride = Index(gridDim.x) * 256;
-  if (kVec && dlc_aligned4(table) && dlc_aligned4(out)) {
+  if (kVec && dlc_aligned4(weight) && dlc_aligned4(out)) {
     for (Index q = tid; q < kIndices * (kDim / 4); q += stride) {
       const Index j = q / (kDim / 4), c = q % (kDim / 4) * 4;
       const Index r = dlc_table_row(indices, j);
       float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (r >= 0) dlc_load4(table + r * kDim + c, v);
+      if (r >= 0) dlc_load4(weight + r * kDim + c, v);
       dlc_store4(out + j * kDim + c, v);
     }
     return;
   }
   for (Index q = tid; q < kIndices * kDim; q += stride) {
     const Index r = dlc_table_row(indices, q / kDim);
-    out[q] = r >= 0 ? table[r * kDim + q % kDim] : dlc_from_float<T>(0.0f);
+    out[q] = r >= 0 ? weight[r * kDim + q % kDim] : dlc_from_float<T>(0.0f);
   }
 }
 )";
@@ -114,7 +114,7 @@ KernelSource emit_embedding_gather(const EmbeddingSpec& spec) {
   KernelSource ks = KernelSource::named("embedding_gather", name);
   ks.source =
       prepare(spec, ks.kind, name, true) + fill(kGather, {{"VEC", vec ? "true" : "false"}, {"NAME", name}});
-  ks.entries.push_back(entry(name, {"table", "indices", "out"}, spec.indices * spec.dim / (vec ? 4 : 1)));
+  ks.entries.push_back(entry(name, {"weight", "indices", "out"}, spec.indices * spec.dim / (vec ? 4 : 1)));
   return ks;
 }
 

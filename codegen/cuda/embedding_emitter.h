@@ -5,7 +5,7 @@
 // backward (the CPU kernels report an error instead).
 //
 // Entries:
-//   gather   (table, indices, out)                     4 elements a thread when dim % 4 == 0
+//   gather   (weight, indices, out)                    4 elements a thread when dim % 4 == 0
 //   backward f32:      [zero](dtable) [scatter](dy, indices, dtable)
 //            f16/bf16: [zero](workspace) [scatter](dy, indices, workspace)
 //                      [cast](workspace, dtable)       (accumulates in an f32 workspace)
@@ -19,7 +19,7 @@
 namespace dlc::codegen::cuda {
 
 struct EmbeddingSpec {
-  DType dtype = DType::F32;        // table, out, dy, dtable
+  DType dtype = DType::F32;        // weight, out, dy, dtable
   DType index_dtype = DType::I64;  // i64 or i32
   int64_t vocab = 1, dim = 1;
   int64_t indices = 1;  // number of indices (their shape flattened)

@@ -332,7 +332,7 @@ StepBinding embedding(const StepView& s, bool backward) {
     return emitted(s, [&] { return emit_embedding_backward(spec); },
                    {{"dy", input_operand(0)}, {"indices", input_operand(1)}, {"dtable", output_operand(0)}});
   return emitted(s, [&] { return emit_embedding_gather(spec); },
-                 {{"table", input_operand(0)}, {"indices", input_operand(1)}, {"out", output_operand(0)}});
+                 {{"weight", input_operand(0)}, {"indices", input_operand(1)}, {"out", output_operand(0)}});
 }
 
 // The table rows and copies of tensor k's update. The kernels update in place, so each result

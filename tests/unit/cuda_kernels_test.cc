@@ -373,7 +373,7 @@ TEST_P(CudaKernels, EmbeddingGatherAndBackward) {
                  d_out(size_t(s.indices * s.dim) * dtype_size(dtype())), d_dy = upload(dy),
                  d_dtable(table.bytes.size());
     const KernelSource gather = emit_embedding_gather(s);
-    run_kernels(gather, {{"table", ptr(d_table)}, {"indices", ptr(d_idx)}, {"out", ptr(d_out)}});
+    run_kernels(gather, {{"weight", ptr(d_table)}, {"indices", ptr(d_idx)}, {"out", ptr(d_out)}});
     Tensor tf = to_f32(table), want(TensorType{DType::F32, {s.indices, s.dim}});
     Attrs axis0;
     axis0.set("axis", int64_t(0));
