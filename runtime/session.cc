@@ -18,6 +18,10 @@
 #include "runtime/plan/plan_values.h"
 #include "runtime/step_profile.h"
 
+#if DLC_HAVE_CUDA
+#include "runtime/cuda/cuda_session.h"
+#endif
+
 namespace dlc {
 
 namespace {
@@ -42,6 +46,8 @@ class CpuSession final : public Session {
       throw Error(fmt::format("plan has {} stages; this runtime runs single-stage plans", p.stages_size()));
     if (options.threads > 0) omp_set_num_threads(options.threads);
     const plan::Stage& st = p.stages(0);
+    arena_bytes_ = st.arena_bytes();
+    peak_bytes_ = st.peak_bytes();
     size_t arena_bytes = size_t(std::max<int64_t>(st.arena_bytes(), 64));
     arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64)));
     if (!arena_) throw Error(fmt::format("cannot allocate a {}-byte arena", arena_bytes));
@@ -127,6 +133,11 @@ class CpuSession final : public Session {
     copy_bytes(v.data, value.bytes.data(), value.bytes.size());
   }
 
+  std::string memory_report() const override {
+    return fmt::format("cpu: arena {:.1f} MiB (planned peak {:.1f} MiB)", double(arena_bytes_) / (1 << 20),
+                       double(peak_bytes_) / (1 << 20));
+  }
+
  private:
   static Tensor copy_out(const cpu::TensorView& v) {
     Tensor t(TensorType{v.dtype, v.dims});
@@ -149,6 +160,7 @@ class CpuSession final : public Session {
   }
 
   std::unique_ptr<uint8_t, AlignedFree> arena_;
+  int64_t arena_bytes_ = 0, peak_bytes_ = 0;
   std::vector<cpu::TensorView> views_;
   std::vector<PreparedStep> steps_;
   std::vector<Signature> inputs_, outputs_;
@@ -161,9 +173,13 @@ class CpuSession final : public Session {
 }  // namespace
 
 std::unique_ptr<Session> Session::create(const plan::Plan& plan, SessionOptions options) {
-  // CUDA plans compile (dlc compile --device cuda) but no CUDA session runs them yet.
-  if (plan::has_cuda_stage(plan))
-    throw Error("the plan is compiled for a CUDA device; this dlc runs only CPU plans (no CUDA runtime yet)");
+  if (plan::has_cuda_stage(plan)) {
+#if DLC_HAVE_CUDA
+    return cuda::create_cuda_session(plan, options);
+#else
+    throw Error("the plan is compiled for a CUDA device, and this dlc was built without the CUDA Toolkit");
+#endif
+  }
   return std::make_unique<CpuSession>(plan, options);
 }
 

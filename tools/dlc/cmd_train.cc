@@ -70,6 +70,7 @@ void run_train(TrainArgs& args) {
   }
   std::printf("trained %lld steps in %.2f s: %.1f samples/s, last loss %.6f\n", (long long)r.steps,
               r.train_seconds, r.samples_per_s, r.last_loss);
+  std::printf("memory: %s\n", r.memory.c_str());
   if (r.skipped_steps > 0)
     std::printf("fp16 loss scaling skipped %lld of them (inf or NaN in the loss or gradients)\n",
                 (long long)r.skipped_steps);
@@ -116,6 +117,8 @@ Action add_train_command(CLI::App& app) {
   cmd->add_option("--log", t.log, "write one JSON object per step to FILE.jsonl");
   cmd->add_option("--export", t.export_path, "write the trained model to OUT.onnx");
   cmd->add_option("--threads", t.threads, "CPU threads (default: all cores)");
+  cmd->add_flag("--cuda-graph", t.cuda_graph,
+                "CUDA plans: capture a training step once as a CUDA Graph and replay it");
   return [args] { run_train(*args); };
 }
 

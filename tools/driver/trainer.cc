@@ -179,7 +179,10 @@ TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, con
   const plan::TrainingInfo& info = plan.training();
   check_batch(options.batch, info.batch(), plan_name);
   const int64_t batch = info.batch();
-  auto session = Session::create(plan, {options.threads});
+  SessionOptions session_options;
+  session_options.threads = options.threads;
+  session_options.cuda_graph = options.cuda_graph;
+  auto session = Session::create(plan, session_options);
   Dataset data = load_dataset(options.data, data_inputs(*session), batch);
   BatchSampler sampler(data.rows, batch, options.shuffle, options.seed);
 
@@ -199,6 +202,7 @@ TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, con
 
   if (!options.save.empty()) check_writable_folder(options.save);
   TrainReport report;
+  report.memory = session->memory_report();
   if (!options.resume.empty()) report.first_step = resume_from(options.resume, *session, sampler, layout);
   if (report.first_step > total)
     throw Error(fmt::format("{}: the checkpoint is at step {}, past the {} steps of this run", options.resume,

@@ -34,6 +34,7 @@ struct TrainOptions {
   int64_t save_every = 0;
   std::string resume;  // checkpoint to continue from
   int threads = 0;
+  bool cuda_graph = false;  // CUDA plans: replay each step as a captured CUDA Graph
   /// Called after every optimizer step with (step, total, loss, samples/s); the tool draws its
   /// progress with it.
   std::function<void(int64_t step, int64_t total, double loss, double samples_per_s)> on_step;
@@ -50,6 +51,7 @@ struct TrainReport {
   double train_seconds = 0;
   std::optional<double> eval_loss, eval_accuracy;
   int64_t eval_samples = 0;
+  std::string memory;  // the training session's Session::memory_report()
 };
 
 /// Compiles `model_path` for training with the batch of `options` (kDefaultBatch when it gives

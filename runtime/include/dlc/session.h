@@ -19,7 +19,8 @@ class Plan;
 }
 
 struct SessionOptions {
-  int threads = 0;  // 0: the machine's cores
+  int threads = 0;          // CPU plans: OpenMP threads, 0 for the machine's cores
+  bool cuda_graph = false;  // CUDA plans: capture a whole run once as a CUDA Graph and replay it
 };
 
 class Session {
@@ -50,6 +51,10 @@ class Session {
   /// Copies a parameter or state value out / in (checks dtype and shape).
   virtual Tensor read_state(const std::string& name) const = 0;
   virtual void write_state(const std::string& name, const Tensor& value) = 0;
+
+  /// One line on the memory the session holds: its device, the plan's arena and planned peak,
+  /// and (CUDA) the workspace, tables, input staging and what the GPU has free.
+  virtual std::string memory_report() const = 0;
 };
 
 /// Version of the plan format this runtime reads and writes.

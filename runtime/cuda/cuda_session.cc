@@ -1,0 +1,385 @@
+// The CUDA session (cuda_session.h). One cudaMalloc holds the arena, the shared workspace, the
+// multi-tensor tables and the input staging (device_memory.h). Steps run in plan order on one
+// compute stream: generated kernels from the plan's cubins, cuBLASLt GEMMs, device copies. Inputs
+// go host -> pinned buffer -> device staging on a copy stream as soon as they are set, and into
+// the arena at the start of the next run, so a batch uploads while the previous step computes.
+// With SessionOptions::cuda_graph the steps are captured once into a CUDA Graph and replayed.
+#include "runtime/cuda/cuda_session.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <regex>
+#include <utility>
+
+#include "dlc/error.h"
+#include "runtime/cuda/check.h"
+#include "runtime/cuda/cublaslt_matmul.h"
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/device_memory.h"
+#include "runtime/cuda/kernel_launch.h"
+#include "runtime/cuda/module.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/plan/plan_values.h"
+#include "runtime/step_profile.h"
+
+namespace dlc::cuda {
+
+namespace {
+
+// The library calls this runtime makes; a plan with another (cuDNN's) is refused up front.
+bool implemented_call(const std::string& call) { return call == "cublasLt.matmul"; }
+
+int device_ordinal(const std::string& device) {
+  std::smatch m;
+  if (std::regex_match(device, m, std::regex("cuda(?::([0-9]+))?")))
+    return m[1].matched ? std::stoi(m[1]) : 0;
+  throw Error(fmt::format("stage device '{}' is not cuda or cuda:N", device));
+}
+
+// The compiled program of a plan kernel, as CudaModule loads it.
+CompiledProgram program_of(const plan::CudaKernel& k) {
+  CompiledProgram p;
+  p.name = k.name();
+  p.arch = k.arch();
+  p.cubin = k.cubin();
+  for (const plan::CudaKernelEntry& e : k.entries()) {
+    p.kernels.push_back(e.name());
+    p.lowered_names.push_back(e.lowered_name());
+  }
+  return p;
+}
+
+struct DeviceCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
+struct PreparedStep {
+  std::string name, op;
+  std::vector<DeviceCopy> copies;  // before the step (in-place kernels' results, a residual)
+  std::optional<KernelStep> kernel;
+  std::unique_ptr<CublasLtMatmul> matmul;
+  std::vector<void*> operands;  // matmul: a, b, bias, residual, d
+};
+
+// A graph input or label: its pinned host buffer and its staging copy on the device.
+struct StagedInput {
+  Session::Signature signature;
+  void* arena = nullptr;
+  void* staging = nullptr;
+  void* pinned = nullptr;
+  size_t bytes = 0;
+  bool pending = false;  // uploaded to staging, not yet copied into the arena
+};
+
+class CudaSession final : public Session {
+ public:
+  CudaSession(const plan::Plan& p, SessionOptions options) : options_(options) {
+    plan::validate_plan(p, "plan");
+    if (p.stages_size() != 1)
+      throw Error(fmt::format("plan has {} stages; this runtime runs single-stage plans", p.stages_size()));
+    const plan::Stage& st = p.stages(0);
+    device_ = st.device();
+    const int ordinal = device_ordinal(device_);
+    const int count = cuda_device_count();
+    if (ordinal >= count)
+      throw Error(
+          count == 0
+              ? fmt::format("the plan runs on {}, but no CUDA device is available here", device_)
+              : fmt::format("the plan runs on {}, but this machine has {} CUDA device(s)", device_, count));
+    for (const plan::Step& s : st.steps())
+      if (s.cuda().kind() == plan::CudaStep::LIBRARY && !implemented_call(s.cuda().call()))
+        throw Error(fmt::format("step '{}' (op {}) calls {}, which this CUDA runtime does not implement yet",
+                                s.name(), s.kernel(), s.cuda().call()));
+    DLC_CUDA_CHECK(cudaSetDevice(ordinal));
+
+    layout_ = device_memory_layout(p, st);
+    size_t free_bytes = 0, total_bytes = 0;
+    DLC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    check_device_fits(layout_, int64_t(free_bytes), int64_t(total_bytes), device_);
+    memory_ = DeviceBuffer(size_t(std::max<int64_t>(layout_.total_bytes, 256)));
+    uint8_t* base = memory_.as<uint8_t>();
+    arena_ = base;
+    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
+    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_, cudaEventDisableTiming));
+
+    for (int i = 0; i < st.buffers_size(); ++i) {
+      const plan::Buffer& b = st.buffers(i);
+      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) state_index_[b.name()] = i;
+      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE)
+        state_names_.push_back(b.name());
+      if (b.init() >= 0) {
+        const std::string& data = p.initial_values(b.init()).data();
+        DLC_CUDA_CHECK(cudaMemcpy(arena_ + b.offset(), data.data(), data.size(), cudaMemcpyHostToDevice));
+      }
+      types_.push_back(plan::buffer_type(b));
+      offsets_.push_back(b.offset());
+    }
+    for (const plan::CudaKernel& k : p.cuda_kernels())
+      modules_.push_back(std::make_unique<CudaModule>(program_of(k)));
+    prepare_steps(p, st, base);
+    prepare_inputs(p, st, base);
+    for (const plan::Binding& b : p.outputs()) {
+      outputs_.push_back({b.name(), types_[size_t(b.buffer())]});
+      output_buffer_[b.name()] = b.buffer();
+    }
+    if (StepProfile::requested()) profile_ = std::make_unique<StepProfile>();
+  }
+
+  ~CudaSession() override {
+    if (compute_) cudaStreamSynchronize(compute_);
+    if (copy_) cudaStreamSynchronize(copy_);
+    if (profile_) profile_->print(stderr);
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    for (StagedInput& in : inputs_staged_)
+      if (in.pinned) cudaFreeHost(in.pinned);
+    for (cudaEvent_t e : {uploaded_, consumed_})
+      if (e) cudaEventDestroy(e);
+    for (cudaStream_t s : {compute_, copy_})
+      if (s) cudaStreamDestroy(s);
+    if (lt_) cublasLtDestroy(lt_);
+  }
+
+  const std::vector<Signature>& inputs() const override { return inputs_; }
+  const std::vector<Signature>& outputs() const override { return outputs_; }
+
+  // Host -> pinned -> device staging on the copy stream, after the last run took the previous
+  // batch out of staging.
+  void set_input(const std::string& name, const Tensor& value) override {
+    StagedInput& in = staged(name);
+    if (value.type != in.signature.type)
+      throw Error(
+          fmt::format("input '{}': expected {}, got {}", name, in.signature.type.str(), value.type.str()));
+    DLC_CUDA_CHECK(cudaStreamSynchronize(copy_));  // the pinned buffer's last upload is done
+    std::memcpy(in.pinned, value.bytes.data(), in.bytes);
+    DLC_CUDA_CHECK(cudaStreamWaitEvent(copy_, consumed_, 0));
+    DLC_CUDA_CHECK(cudaMemcpyAsync(in.staging, in.pinned, in.bytes, cudaMemcpyHostToDevice, copy_));
+    DLC_CUDA_CHECK(cudaEventRecord(uploaded_, copy_));
+    in.pending = true;
+  }
+
+  void run() override {
+    bool pending = false;
+    for (const StagedInput& in : inputs_staged_) pending = pending || in.pending;
+    if (pending) {
+      DLC_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_, 0));
+      for (StagedInput& in : inputs_staged_)
+        if (std::exchange(in.pending, false))
+          DLC_CUDA_CHECK(cudaMemcpyAsync(in.arena, in.staging, in.bytes, cudaMemcpyDeviceToDevice, compute_));
+      DLC_CUDA_CHECK(cudaEventRecord(consumed_, compute_));
+    }
+    if (profile_) {
+      run_profiled();
+    } else if (options_.cuda_graph) {
+      if (!graph_exec_) capture_graph();
+      DLC_CUDA_CHECK(cudaGraphLaunch(graph_exec_, compute_));
+    } else {
+      for (PreparedStep& s : steps_) run_step(s);
+    }
+  }
+
+  Tensor output(const std::string& name) const override {
+    const auto it = output_buffer_.find(name);
+    if (it == output_buffer_.end()) throw Error(fmt::format("unknown output '{}'", name));
+    return download(it->second);
+  }
+
+  std::vector<std::string> state_names() const override { return state_names_; }
+
+  Tensor read_state(const std::string& name) const override { return download(state_buffer(name)); }
+
+  void write_state(const std::string& name, const Tensor& value) override {
+    const int buffer = state_buffer(name);
+    if (value.type != types_[size_t(buffer)])
+      throw Error(fmt::format("state '{}': expected {}, got {}", name, types_[size_t(buffer)].str(),
+                              value.type.str()));
+    DLC_CUDA_CHECK(cudaMemcpyAsync(arena_ + offsets_[size_t(buffer)], value.bytes.data(), value.bytes.size(),
+                                   cudaMemcpyHostToDevice, compute_));
+    DLC_CUDA_CHECK(cudaStreamSynchronize(compute_));
+  }
+
+  std::string memory_report() const override {
+    size_t free_bytes = 0, total_bytes = 0;
+    DLC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return fmt::format("{} {}: {}; {:.1f} of {:.1f} MiB free", device_,
+                       device_description(device_ordinal(device_)), layout_.describe(),
+                       double(free_bytes) / (1 << 20), double(total_bytes) / (1 << 20));
+  }
+
+ private:
+  void prepare_steps(const plan::Plan& p, const plan::Stage& st, uint8_t* base) {
+    const DeviceRegions regions{arena_, base + layout_.workspace_offset, layout_.workspace_bytes};
+    uint8_t* table = base + layout_.table_offset;
+    MatmulAlgoCache algos;
+    for (const plan::Step& s : st.steps()) {
+      PreparedStep ps;
+      ps.name = s.name();
+      ps.op = s.kernel();
+      const plan::CudaStep& c = s.cuda();
+      auto address = [&](plan::CudaOperand::Kind kind, int index) {
+        plan::CudaOperand o;
+        o.set_kind(kind);
+        o.set_index(index);
+        return operand_address(st, s, o, arena_);
+      };
+      for (const plan::CudaCopy& copy : c.copies()) {
+        void* dst = address(plan::CudaOperand::OUTPUT, copy.output());
+        const void* src = address(plan::CudaOperand::INPUT, copy.input());
+        if (dst != src) ps.copies.push_back({dst, src, types_[size_t(s.outputs(copy.output()))].bytes()});
+      }
+      switch (c.kind()) {
+        case plan::CudaStep::KERNEL:
+          ps.kernel = prepare_kernel_step(p, st, s, regions, table);
+          if (!ps.kernel->table_rows.empty()) {
+            const size_t bytes = ps.kernel->table_rows.size() * sizeof(codegen::cuda::MultiTensorEntry);
+            DLC_CUDA_CHECK(cudaMemcpy(table, ps.kernel->table_rows.data(), bytes, cudaMemcpyHostToDevice));
+            table += (bytes + 255) / 256 * 256;
+          }
+          break;
+        case plan::CudaStep::LIBRARY: {  // cublasLt.matmul, the one implemented call
+          if (!lt_) DLC_CUBLAS_CHECK(cublasLtCreate(&lt_));
+          const Attrs params = plan::from_proto(c.params(), fmt::format("step '{}'", s.name()));
+          ps.matmul = std::make_unique<CublasLtMatmul>(lt_, params, fmt::format("step '{}'", s.name()),
+                                                       size_t(layout_.workspace_bytes), algos);
+          for (int i = 0; i < 4; ++i)
+            ps.operands.push_back(
+                i < s.inputs_size() && s.inputs(i) >= 0 ? address(plan::CudaOperand::INPUT, i) : nullptr);
+          ps.operands.push_back(address(plan::CudaOperand::OUTPUT, 0));
+          break;
+        }
+        case plan::CudaStep::HOST:
+          if (c.call() == "copy")
+            ps.copies.push_back({address(plan::CudaOperand::OUTPUT, 0), address(plan::CudaOperand::INPUT, 0),
+                                 types_[size_t(s.outputs(0))].bytes()});
+          break;
+        default:
+          break;  // validate_plan rejected it
+      }
+      steps_.push_back(std::move(ps));
+    }
+    workspace_ = regions.workspace;
+  }
+
+  void prepare_inputs(const plan::Plan& p, const plan::Stage& st, uint8_t* base) {
+    uint8_t* staging = base + layout_.staging_offset;
+    for (const auto* bindings : {&p.inputs(), &p.labels()})
+      for (const plan::Binding& b : *bindings) {
+        StagedInput in;
+        in.signature = {b.name(), types_[size_t(b.buffer())]};
+        in.arena = arena_ + st.buffers(b.buffer()).offset();
+        in.staging = staging;
+        in.bytes = in.signature.type.bytes();
+        DLC_CUDA_CHECK(cudaMallocHost(&in.pinned, std::max<size_t>(in.bytes, 1)));
+        staging += (in.bytes + 255) / 256 * 256;
+        inputs_.push_back(in.signature);
+        inputs_staged_.push_back(in);
+      }
+  }
+
+  void run_step(PreparedStep& s) {
+    for (const DeviceCopy& c : s.copies)
+      DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, compute_));
+    if (s.kernel) {
+      const CudaModule& module = *modules_[size_t(s.kernel->kernel)];
+      for (KernelLaunch& l : s.kernel->launches) {
+        std::vector<void*> args = l.arg_addresses();
+        module.launch(l.entry, dim3(unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2])),
+                      dim3(unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2])),
+                      size_t(l.shared_bytes), compute_, args.data());
+      }
+    } else if (s.matmul) {
+      const std::vector<void*>& o = s.operands;
+      s.matmul->run(o[0], o[1], o[2], o[3], o[4], workspace_, compute_);
+    }
+  }
+
+  // DLC_PROFILE: each step between two events, timed on the GPU.
+  void run_profiled() {
+    profile_->add_run();
+    cudaEvent_t start = nullptr, stop = nullptr;
+    DLC_CUDA_CHECK(cudaEventCreate(&start));
+    DLC_CUDA_CHECK(cudaEventCreate(&stop));
+    for (PreparedStep& s : steps_) {
+      DLC_CUDA_CHECK(cudaEventRecord(start, compute_));
+      run_step(s);
+      DLC_CUDA_CHECK(cudaEventRecord(stop, compute_));
+      DLC_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      DLC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      profile_->add(s.op, ms / 1000.0);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+
+  void capture_graph() {
+    cudaGraph_t graph = nullptr;
+    DLC_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (PreparedStep& s : steps_) run_step(s);
+    } catch (...) {
+      cudaStreamEndCapture(compute_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    DLC_CUDA_CHECK(cudaStreamEndCapture(compute_, &graph));
+    const cudaError_t status = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    DLC_CUDA_CHECK(status);
+  }
+
+  StagedInput& staged(const std::string& name) {
+    for (StagedInput& in : inputs_staged_)
+      if (in.signature.name == name) return in;
+    throw Error(fmt::format("unknown input '{}'", name));
+  }
+
+  int state_buffer(const std::string& name) const {
+    const auto it = state_index_.find(name);
+    if (it == state_index_.end())
+      throw Error(fmt::format("the plan has no parameter or state named '{}'", name));
+    return it->second;
+  }
+
+  Tensor download(int buffer) const {
+    Tensor t(types_[size_t(buffer)]);
+    DLC_CUDA_CHECK(cudaMemcpyAsync(t.bytes.data(), arena_ + offsets_[size_t(buffer)], t.bytes.size(),
+                                   cudaMemcpyDeviceToHost, compute_));
+    DLC_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    return t;
+  }
+
+  SessionOptions options_;
+  std::string device_;
+  DeviceMemoryLayout layout_;
+  DeviceBuffer memory_;
+  uint8_t* arena_ = nullptr;
+  void* workspace_ = nullptr;
+  cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  cudaEvent_t uploaded_ = nullptr, consumed_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  std::vector<TensorType> types_;
+  std::vector<int64_t> offsets_;
+  std::vector<std::unique_ptr<CudaModule>> modules_;
+  std::vector<PreparedStep> steps_;
+  std::vector<StagedInput> inputs_staged_;
+  std::vector<Signature> inputs_, outputs_;
+  std::map<std::string, int> output_buffer_, state_index_;
+  std::vector<std::string> state_names_;
+  std::unique_ptr<StepProfile> profile_;
+};
+
+}  // namespace
+
+std::unique_ptr<Session> create_cuda_session(const plan::Plan& plan, SessionOptions options) {
+  return std::make_unique<CudaSession>(plan, options);
+}
+
+}  // namespace dlc::cuda
