@@ -1,5 +1,5 @@
-// Slice, Pad and Concat kernels: each output element copies an affinely mapped input element
-// (copy_emitter.h).
+// Slice, Pad, Concat and Transpose kernels: each output element copies an affinely mapped input
+// element (copy_emitter.h).
 #include "codegen/cuda/copy_emitter.h"
 
 #include <fmt/format.h>
@@ -37,10 +37,16 @@ std::string fill_expr(DType t, double v) {
   return fmt::format("T({}LL)", int64_t(v));
 }
 
-// The coordinate on input axis d of output coordinate o<d>, remapped into range by edge/reflect.
+// The output axis that input axis d of `src` follows.
+size_t out_axis(const CopySource& src, size_t d) {
+  return src.out_axis.empty() ? d : size_t(src.out_axis[d]);
+}
+
+// The coordinate on input axis d of its output coordinate, remapped into range by edge/reflect.
 std::string coordinate(const CopySpec& spec, const CopySource& src, size_t d) {
   const int64_t start = src.start[d], step = src.step[d], n = src.dims[d];
-  std::string c = step == 1 ? fmt::format("o{}", d) : fmt::format("{} * o{}", step, d);
+  const size_t o = out_axis(src, d);
+  std::string c = step == 1 ? fmt::format("o{}", o) : fmt::format("{} * o{}", step, o);
   if (start != 0) c = fmt::format("{} {} {}", c, start < 0 ? '-' : '+', start < 0 ? -start : start);
   if (spec.mode == "edge") return fmt::format("dlc_clamp({}, {})", c, n - 1);
   if (spec.mode == "reflect") return n == 1 ? "0" : fmt::format("dlc_reflect({}, {}, {})", c, n, 2 * (n - 1));
@@ -70,6 +76,12 @@ void check(const CopySpec& spec) {
                               shape_str(s.dims), spec.out.size()));
     if (spec.mode != "constant" && (spec.sources.size() != 1 || num_elements(s.dims) == 0))
       throw Error(fmt::format("CUDA copy: {} mode needs one non-empty source", spec.mode));
+    std::vector<int64_t> axes = s.out_axis;
+    std::sort(axes.begin(), axes.end());
+    for (size_t d = 0; d < axes.size(); ++d)
+      if (axes.size() != spec.out.size() || axes[d] != int64_t(d))
+        throw Error(fmt::format("CUDA copy: out_axis [{}] is no permutation of the output's {} axes",
+                                fmt::join(s.out_axis, ","), spec.out.size()));
   }
 }
 
@@ -99,15 +111,17 @@ KernelSource emit_copy(const CopySpec& spec) {
     params.push_back(fmt::format("const T* __restrict__ in{}", k));
     description +=
         fmt::format("{}:{}:{}:{};", shape_str(s.dims), fmt::join(s.start, ","), fmt::join(s.step, ","), k);
+    if (!s.out_axis.empty()) description += fmt::format("axes {};", fmt::join(s.out_axis, ","));
     std::vector<std::string> checks, terms;
     std::string body = fmt::format("    {{  // source {}: [{}]\n", k, fmt::join(s.dims, ", "));
     int64_t pitch = 1;
     for (size_t d = rank; d-- > 0;) {
-      const bool identity = s.start[d] == 0 && s.step[d] == 1 && s.dims[d] == spec.out[d];
-      const std::string c = identity ? fmt::format("o{}", d) : fmt::format("c{}", d);
+      const size_t o = out_axis(s, d);
+      const bool identity = s.start[d] == 0 && s.step[d] == 1 && s.dims[d] == spec.out[o];
+      const std::string c = identity ? fmt::format("o{}", o) : fmt::format("c{}", d);
       if (!identity) body += fmt::format("      const Index c{} = {};\n", d, coordinate(spec, s, d));
       if (spec.mode == "constant") {
-        const std::vector<std::string> more = range_checks(c, s.start[d], s.step[d], spec.out[d], s.dims[d]);
+        const std::vector<std::string> more = range_checks(c, s.start[d], s.step[d], spec.out[o], s.dims[d]);
         checks.insert(checks.begin(), more.begin(), more.end());
       }
       terms.insert(terms.begin(), pitch == 1 ? c : fmt::format("{} * {}", c, pitch));

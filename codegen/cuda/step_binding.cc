@@ -436,7 +436,7 @@ StepBinding multi_tensor_update(const StepView& s) {
 
 // Slice, Pad and Concat: copies of affinely mapped input elements (copy_emitter.h).
 CopySource identity_source(const TensorType& t) {
-  return {t.shape, std::vector<int64_t>(t.shape.size(), 0), std::vector<int64_t>(t.shape.size(), 1)};
+  return {t.shape, std::vector<int64_t>(t.shape.size(), 0), std::vector<int64_t>(t.shape.size(), 1), {}};
 }
 
 StepBinding slice(const StepView& s) {
@@ -476,6 +476,21 @@ StepBinding concat(const StepView& s) {
     offset += src.dims[axis];
     spec.sources.push_back(std::move(src));
   }
+  return emitted(s, [&] { return emit_copy(spec); });
+}
+
+// Transpose: output axis i is input axis perm[i] (default: reversed), a permuting copy.
+StepBinding transpose(const StepView& s) {
+  const TensorType in = s.input(0), out = s.output(0);
+  const int64_t rank = int64_t(in.shape.size());
+  std::vector<int64_t> perm = s.attrs.ints("perm", {});
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  if (int64_t(perm.size()) != rank) s.fail("perm does not have the input's rank");
+  CopySpec spec{in.dtype, out.shape, {identity_source(in)}};
+  spec.sources[0].out_axis.assign(size_t(rank), 0);
+  for (int64_t i = 0; i < rank; ++i)
+    spec.sources[0].out_axis[size_t(normalized_axis(s, perm[size_t(i)], rank))] = i;
   return emitted(s, [&] { return emit_copy(spec); });
 }
 
@@ -646,8 +661,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
                                                                  : "cudnn.batch_norm_forward_inference");
        }},
       {"BatchNormGrad", [](const StepView& s) { return batch_norm(s, "cudnn.batch_norm_backward"); }},
-      // A permuting copy: cudnnTransformTensor with the input's strides permuted (up to 8 dims).
-      {"Transpose", [](const StepView& s) { return library(s, "cudnn.transform_tensor"); }},
+      {"Transpose", transpose},
       {"Reshape", reshape},
       {"Identity", reshape},
   };

@@ -253,7 +253,8 @@ TEST(CudaEmitters, RejectBadSpecs) {
 }
 
 // Copies: a slice in range checks nothing; concat reads the first source in range, checking only
-// the bounds an axis can break; constant padding fills; edge and reflect remap coordinates.
+// the bounds an axis can break; constant padding fills; edge and reflect remap coordinates; a transpose
+// permutes them.
 TEST(CudaEmitters, CopyKernels) {
   const KernelSource slice = emit_copy(test::slice_case(DType::F32));
   EXPECT_EQ(slice.source.find("if ("), std::string::npos) << slice.source;
@@ -280,6 +281,15 @@ TEST(CudaEmitters, CopyKernels) {
   bad.sources[0].step.pop_back();
   EXPECT_THROW(emit_copy(bad), Error);
   EXPECT_THROW(emit_copy(test::slice_case(DType::F64)), Error);
+  // A transpose reads input [2, 3, 5] at (o1, o2, o0) of output [5, 2, 3], in range everywhere.
+  const KernelSource transpose = emit_copy(test::transpose_case(DType::F32));
+  EXPECT_NE(transpose.source.find("out0[i] = in0[o1 * 15 + o2 * 5 + o0];"), std::string::npos)
+      << transpose.source;
+  EXPECT_NE(transpose.name,
+            emit_copy(CopySpec{DType::F32, {5, 2, 3}, {{{5, 2, 3}, {0, 0, 0}, {1, 1, 1}, {}}}}).name);
+  bad = test::transpose_case(DType::F32);
+  bad.sources[0].out_axis = {0, 0, 1};
+  EXPECT_THROW(emit_copy(bad), Error);  // no permutation
 }
 
 TEST(CudaMultiTensor, AssignsChunks) {

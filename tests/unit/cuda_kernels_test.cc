@@ -393,12 +393,13 @@ TEST_P(CudaKernels, EmbeddingGatherAndBackward) {
 
 // ---- data movement
 
-// Slice, Pad (each mode) and Concat against the CPU kernels, bit for bit: the kernel_cases specs
-// with the attributes that describe the same copies.
-TEST_P(CudaKernels, CopySlicePadConcat) {
+// Slice, Pad (each mode), Concat and Transpose against the CPU kernels, bit for bit: the
+// kernel_cases specs with the attributes that describe the same copies.
+TEST_P(CudaKernels, CopySlicePadConcatTranspose) {
   using codegen::cuda::test::concat_case;
   using codegen::cuda::test::pad_case;
   using codegen::cuda::test::slice_case;
+  using codegen::cuda::test::transpose_case;
   auto check = [&](const CopySpec& spec, const std::string& op, const Attrs& attrs) {
     const KernelSource ks = emit_copy(spec);
     std::vector<Tensor> inputs;
@@ -436,6 +437,9 @@ TEST_P(CudaKernels, CopySlicePadConcat) {
   Attrs concat;
   concat.set("axis", int64_t(1));
   check(concat_case(dtype()), "Concat", concat);
+  Attrs transpose;
+  transpose.set("perm", std::vector<int64_t>{2, 0, 1});
+  check(transpose_case(dtype()), "Transpose", transpose);
 }
 
 // ---- dropout

@@ -338,13 +338,16 @@ TEST(CudaPlan, DropoutAndCopiesAreGeneratedKernels) {
   ir::Value* p = g.add_node(ir::OpKind::Pad, {s}, pad)->outputs[0];
   Attrs concat;
   concat.set("axis", int64_t(0));
-  g.add_output(g.add_node(ir::OpKind::Concat, {p, d->outputs[0]}, concat)->outputs[0]);
+  ir::Value* c = g.add_node(ir::OpKind::Concat, {p, d->outputs[0]}, concat)->outputs[0];
+  Attrs perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  g.add_output(g.add_node(ir::OpKind::Transpose, {c}, perm)->outputs[0]);
   g.add_output(d->outputs[1]);
   plan::Plan plan = codegen::lower_to_plan(g);
   plan.mutable_stages(0)->set_device("cuda:0");
   FakeCompiler compiler;
   const codegen::cuda::CudaBindStats stats = codegen::cuda::bind_cuda_plan(plan, "sm_90", compiler.fn());
-  EXPECT_EQ(stats.kernel_steps, 4);
+  EXPECT_EQ(stats.kernel_steps, 5);
   std::map<std::string, std::string> kind_of;
   for (const plan::Step& step : plan.stages(0).steps()) {
     ASSERT_EQ(step.cuda().kind(), plan::CudaStep::KERNEL) << step.kernel();
@@ -354,6 +357,7 @@ TEST(CudaPlan, DropoutAndCopiesAreGeneratedKernels) {
   EXPECT_EQ(kind_of["Slice"], "copy");
   EXPECT_EQ(kind_of["Pad"], "copy");
   EXPECT_EQ(kind_of["Concat"], "copy");
+  EXPECT_EQ(kind_of["Transpose"], "copy");
   int dropout_sources = 0;
   for (const auto& [source, n] : compiler.compiles) {
     if (source.find("dlc_dropout") == std::string::npos) continue;
