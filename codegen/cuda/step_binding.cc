@@ -512,7 +512,8 @@ StepBinding dropout(const StepView& s) {
 
 // ---- library calls and host-side steps
 
-// A library call: the step's attributes plus the dtype and every operand's dims.
+// A library call: the step's attributes plus the dtype and every operand's dims (and the inputs'
+// dtypes).
 StepBinding library(const StepView& s, std::string call) {
   StepBinding b;
   b.kind = StepBinding::Kind::Library;
@@ -520,7 +521,10 @@ StepBinding library(const StepView& s, std::string call) {
   b.params = s.attrs;
   if (s.has_input(0)) b.params.set("dtype", std::string(dtype_name(s.input(0).dtype)));
   for (int i = 0; i < s.num_inputs(); ++i)
-    if (s.has_input(i)) b.params.set(fmt::format("input{}_dims", i), s.input(i).shape);
+    if (s.has_input(i)) {
+      b.params.set(fmt::format("input{}_dims", i), s.input(i).shape);
+      b.params.set(fmt::format("input{}_dtype", i), std::string(dtype_name(s.input(i).dtype)));
+    }
   for (int i = 0; i < s.num_outputs(); ++i)
     if (s.has_output(i)) b.params.set(fmt::format("output{}_dims", i), s.output(i).shape);
   return b;
@@ -583,8 +587,20 @@ StepBinding conv(const StepView& s) {
 // BackwardEx with CUDNN_BATCHNORM_OPS_BN_ACTIVATION and a ReLU descriptor ("bn" without; with
 // inference statistics, which have no such call, the runtime applies the Relu itself).
 StepBinding batch_norm(const StepView& s, std::string call) {
+  const bool training = call == "cudnn.batch_norm_forward_training";
   StepBinding b = library(s, std::move(call));
   b.params.set("ops", std::string(folded_relu(s) ? "bn_activation" : "bn"));
+  // cuDNN updates the running statistics in place: the results start as the statistics.
+  if (training)
+    for (int i = 1; i <= 2; ++i)
+      if (s.has_output(i)) b.copies.emplace_back(i + 2, i);
+  return b;
+}
+
+// A pooling call, its `mode` ("max" or "average") recorded.
+StepBinding pooling(const StepView& s, std::string call, const char* mode) {
+  StepBinding b = library(s, std::move(call));
+  b.params.set("mode", std::string(mode));
   return b;
 }
 
@@ -651,10 +667,10 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"Conv", conv},
       {"ConvTranspose", conv_transpose},
       {"ConvGradFilter", [](const StepView& s) { return library(s, "cudnn.convolution_backward_filter"); }},
-      {"MaxPool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},
-      {"AveragePool", [](const StepView& s) { return library(s, "cudnn.pooling_forward"); }},
-      {"MaxPoolGrad", [](const StepView& s) { return library(s, "cudnn.pooling_backward"); }},
-      {"AveragePoolGrad", [](const StepView& s) { return library(s, "cudnn.pooling_backward"); }},
+      {"MaxPool", [](const StepView& s) { return pooling(s, "cudnn.pooling_forward", "max"); }},
+      {"AveragePool", [](const StepView& s) { return pooling(s, "cudnn.pooling_forward", "average"); }},
+      {"MaxPoolGrad", [](const StepView& s) { return pooling(s, "cudnn.pooling_backward", "max"); }},
+      {"AveragePoolGrad", [](const StepView& s) { return pooling(s, "cudnn.pooling_backward", "average"); }},
       {"BatchNormalization",
        [](const StepView& s) {
          return batch_norm(s, s.attrs.i("training_mode", 0) != 0 ? "cudnn.batch_norm_forward_training"

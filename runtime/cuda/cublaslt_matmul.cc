@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "dlc/dtype.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
@@ -55,9 +57,8 @@ std::string problem_key(const std::string& dtype, const GemmProblem& p, const st
 
 }  // namespace
 
-CublasLtMatmul::CublasLtMatmul(cublasLtHandle_t handle, const Attrs& params, const std::string& what,
-                               size_t workspace_bytes, MatmulAlgoCache& cache)
-    : handle_(handle), workspace_bytes_(workspace_bytes) {
+CublasLtMatmul::CublasLtMatmul(LibraryHandles& handles, const Attrs& params, const std::string& what)
+    : handle_(handles.cublaslt()), workspace_bytes_(kCublasLtWorkspaceBytes) {
   const std::string dtype = params.s("dtype");
   const cudaDataType_t type = cuda_data_type(dtype, what);
   const GemmProblem p = gemm_problem(params, what);
@@ -79,13 +80,14 @@ CublasLtMatmul::CublasLtMatmul(cublasLtHandle_t handle, const Attrs& params, con
   d_ = layout(type, p.d, p.batch);
 
   const std::string key = problem_key(dtype, p, epilogue, beta_);
-  if (const auto it = cache.find(key); it != cache.end()) {
-    algo_ = it->second;
+  std::string& cached = handles.algorithm_cache()["cublasLt " + key];
+  if (cached.size() == sizeof(algo_)) {
+    std::memcpy(&algo_, cached.data(), sizeof(algo_));
     return;
   }
   cublasLtMatmulPreference_t pref = nullptr;
   DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  const uint64_t max_workspace = workspace_bytes;
+  const uint64_t max_workspace = workspace_bytes_;
   DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &max_workspace, sizeof(max_workspace)));
   cublasLtMatmulHeuristicResult_t result{};
@@ -95,7 +97,8 @@ CublasLtMatmul::CublasLtMatmul(cublasLtHandle_t handle, const Attrs& params, con
   cublasLtMatmulPreferenceDestroy(pref);
   DLC_CUBLAS_CHECK(status);
   if (found == 0) throw Error(fmt::format("{}: cuBLASLt has no algorithm for {}", what, key));
-  algo_ = cache[key] = result.algo;
+  algo_ = result.algo;
+  cached.assign(reinterpret_cast<const char*>(&algo_), sizeof(algo_));
 }
 
 CublasLtMatmul::~CublasLtMatmul() {
@@ -105,8 +108,9 @@ CublasLtMatmul::~CublasLtMatmul() {
   if (desc_) cublasLtMatmulDescDestroy(desc_);
 }
 
-void CublasLtMatmul::run(const void* a, const void* b, const void* bias, const void* residual, void* d,
-                         void* workspace, cudaStream_t stream) const {
+void CublasLtMatmul::run(const LibraryOperands& o, void* workspace, cudaStream_t stream) const {
+  const void *a = o.input(0), *b = o.input(1), *bias = o.input(2), *residual = o.input(3);
+  void* d = o.output(0);
   if (bias_) set(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   // cuBLASLt's first operand is the step's B, its second the step's A (gemm_problem.h); with
   // beta = 0 matrix C is not read, and D stands in for it.

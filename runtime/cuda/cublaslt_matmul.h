@@ -7,32 +7,30 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include <map>
 #include <string>
 
 #include "dlc/attributes.h"
 #include "runtime/cuda/gemm_problem.h"
+#include "runtime/cuda/library_call.h"
 
 namespace dlc::cuda {
 
-/// Heuristic results by problem (dtype, shapes, transposes, epilogue), shared by a session's GEMMs.
-using MatmulAlgoCache = std::map<std::string, cublasLtMatmulAlgo_t>;
+/// cuBLASLt's workspace: NVIDIA recommends 32 MiB on Hopper.
+constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
 
-class CublasLtMatmul {
+class CublasLtMatmul final : public LibraryCall {
  public:
-  /// Builds the descriptors of the step whose parameters are `params` and picks its algorithm
-  /// for `workspace_bytes` of scratch. Throws dlc::Error naming `what` (an integer dtype, a
-  /// partial batch broadcast, no algorithm).
-  CublasLtMatmul(cublasLtHandle_t handle, const Attrs& params, const std::string& what,
-                 size_t workspace_bytes, MatmulAlgoCache& cache);
-  ~CublasLtMatmul();
+  /// Builds the descriptors of the step whose parameters are `params` and picks its algorithm for
+  /// kCublasLtWorkspaceBytes of scratch (cached per problem in `handles`). Throws dlc::Error naming
+  /// `what` (an integer dtype, a partial batch broadcast, no algorithm).
+  CublasLtMatmul(LibraryHandles& handles, const Attrs& params, const std::string& what);
+  ~CublasLtMatmul() override;
   CublasLtMatmul(const CublasLtMatmul&) = delete;
   CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;
 
-  /// D = act(alpha * A B + bias + residual) on `stream`; bias and residual may be null when the step
-  /// has none.
-  void run(const void* a, const void* b, const void* bias, const void* residual, void* d, void* workspace,
-           cudaStream_t stream) const;
+  size_t workspace_bytes() const override { return workspace_bytes_; }
+  /// D (output 0) = act(alpha * A B + bias + residual) of inputs A, B, bias?, residual?.
+  void run(const LibraryOperands& operands, void* workspace, cudaStream_t stream) const override;
 
  private:
   cublasLtHandle_t handle_;

@@ -1,6 +1,7 @@
-// The CUDA session (cuda_session.h). One cudaMalloc holds the arena, the shared workspace, the
-// multi-tensor tables and the input staging (device_memory.h). Steps run in plan order on one
-// compute stream: generated kernels from the plan's cubins, cuBLASLt GEMMs, device copies. Inputs
+// The CUDA session (cuda_session.h). Library calls are built first (their scratch sizes the shared
+// workspace), then one cudaMalloc holds the arena, the workspace, the multi-tensor tables and the
+// input staging (device_memory.h). Steps run in plan order on one compute stream: generated
+// kernels from the plan's cubins, cuBLASLt and cuDNN calls (library_call.h), device copies. Inputs
 // go host -> pinned buffer -> device staging on a copy stream as soon as they are set, and into
 // the arena at the start of the next run, so a batch uploads while the previous step computes.
 // With SessionOptions::cuda_graph the steps are captured once into a CUDA Graph and replayed.
@@ -16,10 +17,10 @@
 
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
-#include "runtime/cuda/cublaslt_matmul.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/kernel_launch.h"
+#include "runtime/cuda/library_call.h"
 #include "runtime/cuda/module.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
@@ -28,9 +29,6 @@
 namespace dlc::cuda {
 
 namespace {
-
-// The library calls this runtime makes; a plan with another (cuDNN's) is refused up front.
-bool implemented_call(const std::string& call) { return call == "cublasLt.matmul"; }
 
 int device_ordinal(const std::string& device) {
   std::smatch m;
@@ -62,8 +60,8 @@ struct PreparedStep {
   std::string name, op;
   std::vector<DeviceCopy> copies;  // before the step (in-place kernels' results, a residual)
   std::optional<KernelStep> kernel;
-  std::unique_ptr<CublasLtMatmul> matmul;
-  std::vector<void*> operands;  // matmul: a, b, bias, residual, d
+  const LibraryCall* library = nullptr;
+  LibraryOperands operands;  // library
 };
 
 // A graph input or label: its pinned host buffer and its staging copy on the device.
@@ -92,22 +90,35 @@ class CudaSession final : public Session {
               ? fmt::format("the plan runs on {}, but no CUDA device is available here", device_)
               : fmt::format("the plan runs on {}, but this machine has {} CUDA device(s)", device_, count));
     for (const plan::Step& s : st.steps())
-      if (s.cuda().kind() == plan::CudaStep::LIBRARY && !implemented_call(s.cuda().call()))
+      if (s.cuda().kind() == plan::CudaStep::LIBRARY && !implements_library_call(s.cuda().call()))
         throw Error(fmt::format("step '{}' (op {}) calls {}, which this CUDA runtime does not implement yet",
                                 s.name(), s.kernel(), s.cuda().call()));
     DLC_CUDA_CHECK(cudaSetDevice(ordinal));
+    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
+    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_, cudaEventDisableTiming));
 
-    layout_ = device_memory_layout(p, st);
+    // Library calls first: descriptors and algorithms, and the scratch they need.
+    handles_ = std::make_unique<LibraryHandles>(compute_);
+    int64_t library_workspace = 0;
+    for (const plan::Step& s : st.steps()) {
+      std::unique_ptr<LibraryCall> call;
+      if (s.cuda().kind() == plan::CudaStep::LIBRARY) {
+        const std::string what = fmt::format("step '{}'", s.name());
+        call = make_library_call(*handles_, s.cuda().call(), plan::from_proto(s.cuda().params(), what), what);
+        library_workspace = std::max(library_workspace, int64_t(call->workspace_bytes()));
+      }
+      library_calls_.push_back(std::move(call));
+    }
+
+    layout_ = device_memory_layout(p, st, library_workspace);
     size_t free_bytes = 0, total_bytes = 0;
     DLC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     check_device_fits(layout_, int64_t(free_bytes), int64_t(total_bytes), device_);
     memory_ = DeviceBuffer(size_t(std::max<int64_t>(layout_.total_bytes, 256)));
     uint8_t* base = memory_.as<uint8_t>();
     arena_ = base;
-    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
-    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
-    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
-    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_, cudaEventDisableTiming));
 
     for (int i = 0; i < st.buffers_size(); ++i) {
       const plan::Buffer& b = st.buffers(i);
@@ -139,11 +150,12 @@ class CudaSession final : public Session {
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
     for (StagedInput& in : inputs_staged_)
       if (in.pinned) cudaFreeHost(in.pinned);
+    library_calls_.clear();
+    handles_.reset();  // before the stream its cuDNN handle is bound to
     for (cudaEvent_t e : {uploaded_, consumed_})
       if (e) cudaEventDestroy(e);
     for (cudaStream_t s : {compute_, copy_})
       if (s) cudaStreamDestroy(s);
-    if (lt_) cublasLtDestroy(lt_);
   }
 
   const std::vector<Signature>& inputs() const override { return inputs_; }
@@ -216,8 +228,8 @@ class CudaSession final : public Session {
   void prepare_steps(const plan::Plan& p, const plan::Stage& st, uint8_t* base) {
     const DeviceRegions regions{arena_, base + layout_.workspace_offset, layout_.workspace_bytes};
     uint8_t* table = base + layout_.table_offset;
-    MatmulAlgoCache algos;
-    for (const plan::Step& s : st.steps()) {
+    for (int i = 0; i < st.steps_size(); ++i) {
+      const plan::Step& s = st.steps(i);
       PreparedStep ps;
       ps.name = s.name();
       ps.op = s.kernel();
@@ -242,17 +254,14 @@ class CudaSession final : public Session {
             table += (bytes + 255) / 256 * 256;
           }
           break;
-        case plan::CudaStep::LIBRARY: {  // cublasLt.matmul, the one implemented call
-          if (!lt_) DLC_CUBLAS_CHECK(cublasLtCreate(&lt_));
-          const Attrs params = plan::from_proto(c.params(), fmt::format("step '{}'", s.name()));
-          ps.matmul = std::make_unique<CublasLtMatmul>(lt_, params, fmt::format("step '{}'", s.name()),
-                                                       size_t(layout_.workspace_bytes), algos);
-          for (int i = 0; i < 4; ++i)
-            ps.operands.push_back(
-                i < s.inputs_size() && s.inputs(i) >= 0 ? address(plan::CudaOperand::INPUT, i) : nullptr);
-          ps.operands.push_back(address(plan::CudaOperand::OUTPUT, 0));
+        case plan::CudaStep::LIBRARY:
+          ps.library = library_calls_[size_t(i)].get();
+          for (int k = 0; k < s.inputs_size(); ++k)
+            ps.operands.inputs.push_back(s.inputs(k) >= 0 ? address(plan::CudaOperand::INPUT, k) : nullptr);
+          for (int k = 0; k < s.outputs_size(); ++k)
+            ps.operands.outputs.push_back(s.outputs(k) >= 0 ? address(plan::CudaOperand::OUTPUT, k)
+                                                            : nullptr);
           break;
-        }
         case plan::CudaStep::HOST:
           if (c.call() == "copy")
             ps.copies.push_back({address(plan::CudaOperand::OUTPUT, 0), address(plan::CudaOperand::INPUT, 0),
@@ -293,9 +302,8 @@ class CudaSession final : public Session {
                       dim3(unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2])),
                       size_t(l.shared_bytes), compute_, args.data());
       }
-    } else if (s.matmul) {
-      const std::vector<void*>& o = s.operands;
-      s.matmul->run(o[0], o[1], o[2], o[3], o[4], workspace_, compute_);
+    } else if (s.library) {
+      s.library->run(s.operands, workspace_, compute_);
     }
   }
 
@@ -364,7 +372,8 @@ class CudaSession final : public Session {
   cudaStream_t compute_ = nullptr, copy_ = nullptr;
   cudaEvent_t uploaded_ = nullptr, consumed_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
-  cublasLtHandle_t lt_ = nullptr;
+  std::unique_ptr<LibraryHandles> handles_;
+  std::vector<std::unique_ptr<LibraryCall>> library_calls_;  // per step; null for the others
   std::vector<TensorType> types_;
   std::vector<int64_t> offsets_;
   std::vector<std::unique_ptr<CudaModule>> modules_;

@@ -25,16 +25,16 @@ std::string DeviceMemoryLayout::describe() const {
                      mib(staging_bytes), mib(total_bytes));
 }
 
-DeviceMemoryLayout device_memory_layout(const plan::Plan& plan, const plan::Stage& stage) {
+DeviceMemoryLayout device_memory_layout(const plan::Plan& plan, const plan::Stage& stage,
+                                        int64_t library_workspace_bytes) {
   DeviceMemoryLayout m;
+  m.workspace_bytes = library_workspace_bytes;
   m.arena_bytes = stage.arena_bytes();
   m.peak_bytes = stage.peak_bytes();
   for (const plan::Step& step : stage.steps()) {
     const plan::CudaStep& c = step.cuda();
     if (c.kind() == plan::CudaStep::KERNEL)
       m.workspace_bytes = std::max(m.workspace_bytes, plan.cuda_kernels(c.kernel()).workspace_bytes());
-    if (c.kind() == plan::CudaStep::LIBRARY && c.call() == "cublasLt.matmul")
-      m.workspace_bytes = std::max(m.workspace_bytes, kCublasLtWorkspaceBytes);
     m.table_bytes += align256(c.table_size() * int64_t(sizeof(codegen::cuda::MultiTensorEntry)));
   }
   for (const auto* bindings : {&plan.inputs(), &plan.labels()})

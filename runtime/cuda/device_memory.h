@@ -13,9 +13,6 @@
 
 namespace dlc::cuda {
 
-/// cuBLASLt's workspace: NVIDIA recommends 32 MiB on Hopper.
-constexpr int64_t kCublasLtWorkspaceBytes = int64_t(32) << 20;
-
 struct DeviceMemoryLayout {
   int64_t arena_bytes = 0;      // the plan's arena
   int64_t peak_bytes = 0;       // its planned peak of live bytes (reported, not allocated)
@@ -30,8 +27,9 @@ struct DeviceMemoryLayout {
   std::string describe() const;
 };
 
-/// The layout for `stage` of `plan`.
-DeviceMemoryLayout device_memory_layout(const plan::Plan& plan, const plan::Stage& stage);
+/// The layout for `stage` of `plan` whose library calls need at most `library_workspace_bytes`.
+DeviceMemoryLayout device_memory_layout(const plan::Plan& plan, const plan::Stage& stage,
+                                        int64_t library_workspace_bytes);
 
 /// Throws dlc::Error when `layout` needs more than `free_bytes` of `device`: what it needs, what
 /// is free of the total, and the options that make a plan smaller (--precision, a smaller --batch

@@ -264,6 +264,39 @@ TEST(CudaPlan, LibraryCallsRecordTheCallAndShapes) {
     }
 }
 
+// What the cuDNN calls need beyond the attributes: the pooling mode, the inputs' dtypes (batch
+// norm's parameters must be f32), and the copies that start the running statistics' results as
+// the statistics (cuDNN updates them in place).
+void expect_cudnn_parameters(plan::Plan p) {
+  FakeCompiler compiler;
+  codegen::cuda::bind_cuda_plan(p, "sm_90", compiler.fn());
+  int pools = 0, norms = 0;
+  for (const plan::Step& step : p.stages(0).steps()) {
+    const Attrs params = plan::from_proto(step.cuda().params(), step.name());
+    if (step.kernel() == "MaxPool" || step.kernel() == "MaxPoolGrad") {
+      EXPECT_EQ(params.s("mode", ""), "max") << step.name();
+      ++pools;
+    }
+    if (step.kernel() != "BatchNormalization") continue;
+    ++norms;
+    EXPECT_EQ(params.s("input1_dtype", ""), "f32") << step.name();
+    EXPECT_EQ(params.i("running_var_unbiased", 0), 1)
+        << step.name() << ": cuDNN's running variance is unbiased";
+    std::vector<std::pair<int, int>> copies;
+    for (const plan::CudaCopy& c : step.cuda().copies()) copies.emplace_back(c.input(), c.output());
+    EXPECT_EQ(copies, (std::vector<std::pair<int, int>>{{3, 1}, {4, 2}})) << step.name();
+  }
+  EXPECT_EQ(pools, 4) << "two MaxPools and their gradients";
+  EXPECT_GT(norms, 0);
+}
+
+TEST(CudaPlan, CudnnCallsRecordModeDtypesAndRunningStatisticCopies) {
+  for (const char* precision : {"fp32", "bf16"}) {
+    SCOPED_TRACE(precision);
+    expect_cudnn_parameters(cuda_training_plan("cnn", 8, precision));
+  }
+}
+
 TEST(CudaPlan, OpWithoutCudaPathNamesStepAndOp) {
   plan::Plan p = cuda_training_plan("mlp", 16);
   plan::Step* step = p.mutable_stages(0)->mutable_steps(0);

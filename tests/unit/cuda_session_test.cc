@@ -12,6 +12,7 @@
 #include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/gemm_problem.h"
 #include "runtime/cuda/kernel_launch.h"
+#include "runtime/cuda/window_geometry.h"
 
 namespace dlc::cuda {
 namespace {
@@ -130,6 +131,45 @@ TEST(GemmProblem, VectorsAndPartialBroadcasts) {
   }
 }
 
+TEST(WindowGeometry, ConvolutionWindowsAsCudnnTakesThem) {
+  Attrs conv;
+  conv.set("strides", Shape{2, 1});
+  conv.set("pads", Shape{1, 2, 1, 2});
+  conv.set("dilations", Shape{1, 2});
+  conv.set("group", int64_t(4));
+  const WindowGeometry g = window_geometry(conv, {8, 16, 9, 10}, {8, 32, 5, 10}, {3, 3}, "conv");
+  EXPECT_EQ(g.window, (std::vector<int>{3, 3}));
+  EXPECT_EQ(g.pads, (std::vector<int>{1, 2}));
+  EXPECT_EQ(g.strides, (std::vector<int>{2, 1}));
+  EXPECT_EQ(g.dilations, (std::vector<int>{1, 2}));
+  EXPECT_EQ(g.groups, 4);
+
+  // A 1-D window gains a unit dimension; tensors are padded to its rank.
+  const WindowGeometry one = window_geometry(Attrs{}, {2, 3, 7}, {2, 4, 5}, {3}, "conv1d");
+  EXPECT_EQ(one.window, (std::vector<int>{3, 1}));
+  EXPECT_EQ(one.pads, (std::vector<int>{0, 0}));
+  EXPECT_EQ(cudnn_dims({2, 3, 7}), (std::vector<int>{2, 3, 7, 1}));
+  EXPECT_EQ(cudnn_dims({2, 3}, 5), (std::vector<int>{2, 3, 1, 1, 1}));
+}
+
+TEST(WindowGeometry, AsymmetricPaddingOnlyWhereItAddsNoResult) {
+  Attrs pool;
+  pool.set("strides", Shape{2, 2});
+  pool.set("pads", Shape{0, 0, 1, 1});  // ceil-mode style: one more at the end
+  EXPECT_NO_THROW(window_geometry(pool, {1, 1, 8, 8}, {1, 1, 4, 4}, {2, 2}, "pool"))
+      << "the end pad adds no window";
+  try {
+    window_geometry(pool, {1, 1, 7, 7}, {1, 1, 4, 4}, {2, 2}, "step 'pool'");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "step 'pool': spatial dim 0 has 4 results, and cuDNN's symmetric padding (0 "
+                  "on both ends) gives 3"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A one-stage CUDA plan: `arena` bytes, an input of 1000 f32, a kernel step with a 4096-byte
 // workspace and a multi-tensor step over two tensors, and a GEMM.
 plan::Plan small_plan(int64_t arena) {
@@ -219,10 +259,11 @@ plan::Plan small_plan(int64_t arena) {
 
 TEST(DeviceMemory, LayoutHoldsArenaWorkspaceTablesAndStaging) {
   const plan::Plan p = small_plan(1000000);
-  const DeviceMemoryLayout m = device_memory_layout(p, p.stages(0));
+  const DeviceMemoryLayout m = device_memory_layout(p, p.stages(0), 1 << 20);
   EXPECT_EQ(m.arena_bytes, 1000000);
   EXPECT_EQ(m.peak_bytes, 500000);
-  EXPECT_EQ(m.workspace_bytes, kCublasLtWorkspaceBytes) << "the GEMM's workspace is the largest";
+  EXPECT_EQ(m.workspace_bytes, 1 << 20) << "the library calls' workspace is the largest";
+  EXPECT_EQ(device_memory_layout(p, p.stages(0), 0).workspace_bytes, 4096) << "else the kernel's";
   EXPECT_EQ(m.table_bytes, 256) << "two 48-byte rows, 256-byte aligned";
   EXPECT_EQ(m.staging_bytes, 4096) << "1000 f32, 256-byte aligned";
   EXPECT_EQ(m.workspace_offset % 256, 0);
@@ -234,7 +275,7 @@ TEST(DeviceMemory, LayoutHoldsArenaWorkspaceTablesAndStaging) {
 
 TEST(DeviceMemory, DoesNotFitNamesNeedsFreeAndOptions) {
   const plan::Plan p = small_plan(int64_t(8) << 30);
-  const DeviceMemoryLayout m = device_memory_layout(p, p.stages(0));
+  const DeviceMemoryLayout m = device_memory_layout(p, p.stages(0), int64_t(32) << 20);
   EXPECT_NO_THROW(check_device_fits(m, m.total_bytes, m.total_bytes, "cuda:0"));
   try {
     check_device_fits(m, int64_t(4) << 30, int64_t(80) << 30, "cuda:1");

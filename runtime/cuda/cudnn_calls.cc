@@ -1,0 +1,431 @@
+// cuDNN convolution, pooling and batch normalization calls (cudnn_calls.h).
+#include "runtime/cuda/cudnn_calls.h"
+
+#include <cudnn.h>
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "dlc/error.h"
+#include "runtime/cuda/check.h"
+#include "runtime/cuda/window_geometry.h"
+
+namespace dlc::cuda {
+
+namespace {
+
+const float kOne = 1.0f, kZero = 0.0f;
+
+// An owned cuDNN descriptor.
+template <typename T, cudnnStatus_t (*Destroy)(T)>
+class Descriptor {
+ public:
+  Descriptor() = default;
+  explicit Descriptor(T d) : d_(d) {}
+  ~Descriptor() {
+    if (d_) Destroy(d_);
+  }
+  Descriptor(Descriptor&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+  Descriptor& operator=(Descriptor&& o) noexcept {
+    std::swap(d_, o.d_);
+    return *this;
+  }
+  T get() const { return d_; }
+  explicit operator bool() const { return d_ != nullptr; }
+
+ private:
+  T d_ = nullptr;
+};
+using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
+using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
+using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
+using PoolDesc = Descriptor<cudnnPoolingDescriptor_t, cudnnDestroyPoolingDescriptor>;
+using ActivationDesc = Descriptor<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
+
+cudnnDataType_t data_type(const std::string& dtype, const std::string& what) {
+  if (dtype == "f32") return CUDNN_DATA_FLOAT;
+  if (dtype == "f16") return CUDNN_DATA_HALF;
+  if (dtype == "bf16") return CUDNN_DATA_BFLOAT16;
+  throw Error(fmt::format("{}: cuDNN calls on {} are not supported (f32, f16, bf16)", what, dtype));
+}
+
+TensorDesc tensor_desc(cudnnDataType_t type, const std::vector<int>& dims) {
+  cudnnTensorDescriptor_t d = nullptr;
+  DLC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
+  TensorDesc owned(d);
+  std::vector<int> strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
+  DLC_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, type, int(dims.size()), dims.data(), strides.data()));
+  return owned;
+}
+
+FilterDesc filter_desc(cudnnDataType_t type, const std::vector<int>& dims) {
+  cudnnFilterDescriptor_t d = nullptr;
+  DLC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d));
+  FilterDesc owned(d);
+  DLC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d, type, CUDNN_TENSOR_NCHW, int(dims.size()), dims.data()));
+  return owned;
+}
+
+ConvDesc conv_desc(const WindowGeometry& g, cudnnDataType_t type) {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  DLC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
+  ConvDesc owned(d);
+  DLC_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(d, int(g.pads.size()), g.pads.data(), g.strides.data(),
+                                                  g.dilations.data(), CUDNN_CROSS_CORRELATION,
+                                                  CUDNN_DATA_FLOAT));
+  DLC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, g.groups));
+  DLC_CUDNN_CHECK(
+      cudnnSetConvolutionMathType(d, type == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+  return owned;
+}
+
+ActivationDesc relu_desc() {
+  cudnnActivationDescriptor_t d = nullptr;
+  DLC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&d));
+  ActivationDesc owned(d);
+  DLC_CUDNN_CHECK(cudnnSetActivationDescriptor(d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  return owned;
+}
+
+// A tensor of `dims` padded to the window's rank (N, C and at least 2 spatial dims).
+std::vector<int> window_dims(const Shape& dims, const WindowGeometry& g) {
+  return cudnn_dims(dims, 2 + g.window.size());
+}
+
+Shape spatial_of(const Shape& dims) { return Shape(dims.begin() + 2, dims.end()); }
+
+// The first algorithm of cuDNN's heuristic ranking that succeeds within the workspace cap, cached
+// under `key`; `Perf` is the call's cudnn*AlgoPerf_t.
+template <typename Perf, typename Query>
+Perf choose_algorithm(LibraryHandles& handles, const std::string& key, const std::string& what,
+                      Query&& query) {
+  std::string& cached = handles.algorithm_cache()[key];
+  Perf chosen{};
+  if (cached.size() == sizeof(Perf)) {
+    std::memcpy(&chosen, cached.data(), sizeof(Perf));
+    return chosen;
+  }
+  Perf perf[16];
+  int returned = 0;
+  query(16, &returned, perf);
+  for (int i = 0; i < returned; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxCudnnWorkspaceBytes) {
+      cached.assign(reinterpret_cast<const char*>(&perf[i]), sizeof(Perf));
+      return perf[i];
+    }
+  throw Error(fmt::format("{}: cuDNN has no algorithm within {} MiB of workspace for {}", what,
+                          kMaxCudnnWorkspaceBytes >> 20, key));
+}
+
+std::string problem_key(const std::string& call, const Attrs& params) {
+  std::string key = call;
+  for (const char* name :
+       {"dtype", "input0_dims", "input1_dims", "output0_dims", "strides", "pads", "dilations"})
+    if (params.has(name)) key += fmt::format(" {}={}", name, fmt::join(params.ints(name, {}), ","));
+  return key + fmt::format(" group={}", params.i("group", 1));
+}
+
+// What a convolution step adds after the cuDNN call: the bias (input 2, one value per channel),
+// then a residual (forward: input 3), then a Relu.
+struct Epilogue {
+  TensorDesc bias;
+  ActivationDesc relu;
+  bool residual = false;
+
+  Epilogue(const Attrs& params, cudnnDataType_t type, const Shape& out, const WindowGeometry& g,
+           bool residual_in) {
+    if (params.has("input2_dims")) {
+      std::vector<int> dims(2 + g.window.size(), 1);
+      dims[1] = int(out[1]);
+      bias = tensor_desc(type, dims);
+    }
+    residual = residual_in;
+    if (params.s("activation", "none") == "relu") relu = relu_desc();
+  }
+
+  void apply(cudnnHandle_t h, const TensorDesc& yd, const LibraryOperands& o, void* y) const {
+    if (bias) DLC_CUDNN_CHECK(cudnnAddTensor(h, &kOne, bias.get(), o.input(2), &kOne, yd.get(), y));
+    if (residual) DLC_CUDNN_CHECK(cudnnAddTensor(h, &kOne, yd.get(), o.input(3), &kOne, yd.get(), y));
+    if (relu) DLC_CUDNN_CHECK(cudnnActivationForward(h, relu.get(), &kOne, yd.get(), y, &kZero, yd.get(), y));
+  }
+};
+
+// The descriptors of one convolution, from its input (N, C, spatial…) through `filter` to its
+// output: a forward Conv reads x and writes y; ConvTranspose is the backward data of the
+// convolution from its result to its input; ConvGradFilter the backward filter of the forward one.
+struct Convolution {
+  Convolution(LibraryHandles& handles, const Attrs& params, const std::string& what, const Shape& input,
+              const Shape& filter, const Shape& output)
+      : h(static_cast<cudnnHandle_t>(handles.cudnn())),
+        type(data_type(params.s("dtype"), what)),
+        geometry(window_geometry(params, input, output, spatial_of(filter), what)),
+        input_desc(tensor_desc(type, window_dims(input, geometry))),
+        output_desc(tensor_desc(type, window_dims(output, geometry))),
+        weight_desc(filter_desc(type, window_dims(filter, geometry))),
+        conv(conv_desc(geometry, type)) {}
+
+  // cuDNN's heuristic choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem.
+  template <typename Perf, typename Query>
+  Perf algorithm(LibraryHandles& handles, const Attrs& params, const std::string& what, const char* kind,
+                 Query&& query) const {
+    return choose_algorithm<Perf>(handles, problem_key(kind, params), what, query);
+  }
+
+  cudnnHandle_t h;
+  cudnnDataType_t type;
+  WindowGeometry geometry;
+  TensorDesc input_desc, output_desc;
+  FilterDesc weight_desc;
+  ConvDesc conv;
+};
+
+// Conv(x, w, b?, residual?) -> y.
+class ConvolutionForward final : public LibraryCall {
+ public:
+  ConvolutionForward(LibraryHandles& handles, const Attrs& params, const std::string& what)
+      : c_(handles, params, what, params.ints("input0_dims"), params.ints("input1_dims"),
+           params.ints("output0_dims")),
+        epilogue_(params, c_.type, params.ints("output0_dims"), c_.geometry, params.f("alpha2", 0.0) != 0.0) {
+    perf_ = c_.algorithm<cudnnConvolutionFwdAlgoPerf_t>(
+        handles, params, what, "fwd", [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* p) {
+          DLC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(c_.h, c_.input_desc.get(),
+                                                                 c_.weight_desc.get(), c_.conv.get(),
+                                                                 c_.output_desc.get(), n, returned, p));
+        });
+  }
+  size_t workspace_bytes() const override { return perf_.memory; }
+  void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
+    DLC_CUDNN_CHECK(cudnnConvolutionForward(
+        c_.h, &kOne, c_.input_desc.get(), o.input(0), c_.weight_desc.get(), o.input(1), c_.conv.get(),
+        perf_.algo, workspace, perf_.memory, &kZero, c_.output_desc.get(), o.output(0)));
+    epilogue_.apply(c_.h, c_.output_desc, o, o.output(0));
+  }
+
+ private:
+  Convolution c_;
+  Epilogue epilogue_;
+  cudnnConvolutionFwdAlgoPerf_t perf_{};
+};
+
+// ConvTranspose(x, w, b?, residual?) -> y: the backward-data convolution of the convolution from y
+// to x; a residual is already in y (the step's copy), added with beta = 1.
+class ConvolutionBackwardData final : public LibraryCall {
+ public:
+  ConvolutionBackwardData(LibraryHandles& handles, const Attrs& params, const std::string& what)
+      : c_(handles, params, what, params.ints("output0_dims"), params.ints("input1_dims"),
+           params.ints("input0_dims")),
+        epilogue_(params, c_.type, params.ints("output0_dims"), c_.geometry, false),
+        beta_(float(params.f("beta", 0.0))) {
+    perf_ = c_.algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+        handles, params, what, "bwd_data", [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* p) {
+          DLC_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c_.h, c_.weight_desc.get(),
+                                                                      c_.output_desc.get(), c_.conv.get(),
+                                                                      c_.input_desc.get(), n, returned, p));
+        });
+  }
+  size_t workspace_bytes() const override { return perf_.memory; }
+  void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
+    DLC_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        c_.h, &kOne, c_.weight_desc.get(), o.input(1), c_.output_desc.get(), o.input(0), c_.conv.get(),
+        perf_.algo, workspace, perf_.memory, &beta_, c_.input_desc.get(), o.output(0)));
+    epilogue_.apply(c_.h, c_.input_desc, o, o.output(0));
+  }
+
+ private:
+  Convolution c_;
+  Epilogue epilogue_;
+  float beta_ = 0;
+  cudnnConvolutionBwdDataAlgoPerf_t perf_{};
+};
+
+// ConvGradFilter(dy, x) -> dw.
+class ConvolutionBackwardFilter final : public LibraryCall {
+ public:
+  ConvolutionBackwardFilter(LibraryHandles& handles, const Attrs& params, const std::string& what)
+      : c_(handles, params, what, params.ints("input1_dims"), params.ints("output0_dims"),
+           params.ints("input0_dims")) {
+    perf_ = c_.algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        handles, params, what, "bwd_filter",
+        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+          DLC_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              c_.h, c_.input_desc.get(), c_.output_desc.get(), c_.conv.get(), c_.weight_desc.get(), n,
+              returned, p));
+        });
+  }
+  size_t workspace_bytes() const override { return perf_.memory; }
+  void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
+    DLC_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        c_.h, &kOne, c_.input_desc.get(), o.input(1), c_.output_desc.get(), o.input(0), c_.conv.get(),
+        perf_.algo, workspace, perf_.memory, &kZero, c_.weight_desc.get(), o.output(0)));
+  }
+
+ private:
+  Convolution c_;
+  cudnnConvolutionBwdFilterAlgoPerf_t perf_{};
+};
+
+// MaxPool / AveragePool (`mode` max or average) and their gradients: MaxPoolGrad(dy, x) recomputes
+// the forward's result into the workspace (cuDNN's backward reads it); AveragePoolGrad(dy) {shape}
+// passes dy as the result and dx as the (unread) input.
+class Pooling final : public LibraryCall {
+ public:
+  Pooling(LibraryHandles& handles, const Attrs& params, const std::string& what, bool backward)
+      : h_(static_cast<cudnnHandle_t>(handles.cudnn())), backward_(backward) {
+    const cudnnDataType_t type = data_type(params.s("dtype"), what);
+    max_ = params.s("mode", "") == "max";
+    if (!max_ && params.s("mode", "") != "average")
+      throw Error(fmt::format("{}: pooling mode '{}' is not max or average", what, params.s("mode", "")));
+    if (!backward && params.has("output1_dims"))
+      throw Error(fmt::format("{}: MaxPool's indices are not supported on CUDA", what));
+    // Forward (x) -> y; backward max (dy, x) -> dx; backward average (dy) -> dx.
+    const Shape x = backward ? params.ints("output0_dims") : params.ints("input0_dims");
+    const Shape y = backward ? params.ints("input0_dims") : params.ints("output0_dims");
+    const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
+    for (int d : g.dilations)
+      if (d != 1) throw Error(fmt::format("{}: dilated pooling is not supported on CUDA", what));
+    xd_ = tensor_desc(type, window_dims(x, g));
+    yd_ = tensor_desc(type, window_dims(y, g));
+    cudnnPoolingDescriptor_t p = nullptr;
+    DLC_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&p));
+    pd_ = PoolDesc(p);
+    const cudnnPoolingMode_t mode = max_ ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                    : params.i("count_include_pad", 0) != 0
+                                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    DLC_CUDNN_CHECK(cudnnSetPoolingNdDescriptor(p, mode, CUDNN_PROPAGATE_NAN, int(g.window.size()),
+                                                g.window.data(), g.pads.data(), g.strides.data()));
+    if (backward_ && max_)
+      y_bytes_ = (size_t(num_elements(y)) * dtype_bytes(params.s("dtype")) + 255) / 256 * 256;
+  }
+  size_t workspace_bytes() const override { return y_bytes_; }
+  void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
+    if (!backward_) {
+      DLC_CUDNN_CHECK(
+          cudnnPoolingForward(h_, pd_.get(), &kOne, xd_.get(), o.input(0), &kZero, yd_.get(), o.output(0)));
+      return;
+    }
+    const void* y = o.input(0);  // average: not read
+    const void* x = max_ ? o.input(1) : o.output(0);
+    if (max_) {
+      DLC_CUDNN_CHECK(cudnnPoolingForward(h_, pd_.get(), &kOne, xd_.get(), x, &kZero, yd_.get(), workspace));
+      y = workspace;
+    }
+    DLC_CUDNN_CHECK(cudnnPoolingBackward(h_, pd_.get(), &kOne, yd_.get(), y, yd_.get(), o.input(0), xd_.get(),
+                                         x, &kZero, xd_.get(), o.output(0)));
+  }
+
+ private:
+  static size_t dtype_bytes(const std::string& dtype) { return dtype == "f32" ? 4 : 2; }
+
+  cudnnHandle_t h_;
+  bool backward_ = false, max_ = false;
+  TensorDesc xd_, yd_;
+  PoolDesc pd_;
+  size_t y_bytes_ = 0;
+};
+
+// BatchNormalization(x, scale, bias, mean, var) -> y [, running_mean', running_var'] with batch
+// statistics (training; the results already hold the running statistics, updated in place with
+// factor 1 - momentum) or the given ones; BatchNormGrad(dy, x, scale, y?) -> dx, dscale, dbias with
+// the statistics recomputed. A folded Relu: cudnnActivationForward on y, or dy masked where y > 0
+// into the workspace first.
+class BatchNorm final : public LibraryCall {
+ public:
+  enum class Kind { Training, Inference, Backward };
+
+  BatchNorm(LibraryHandles& handles, const Attrs& params, const std::string& what, Kind kind)
+      : h_(static_cast<cudnnHandle_t>(handles.cudnn())), kind_(kind) {
+    const cudnnDataType_t type = data_type(params.s("dtype"), what);
+    const Shape x = params.ints(kind == Kind::Backward ? "input1_dims" : "input0_dims");
+    if (x.size() < 2) throw Error(fmt::format("{}: batch normalization needs N x C x …", what));
+    for (int i = 1; i <= (kind == Kind::Backward ? 2 : 4); ++i)
+      if (params.s(fmt::format("input{}_dtype", i), "f32") != "f32" && type != CUDNN_DATA_FLOAT)
+        throw Error(fmt::format("{}: cuDNN needs f32 scale, bias and statistics with 16-bit data", what));
+    if (kind == Kind::Training && params.i("running_var_unbiased", 0) == 0 && params.has("output2_dims"))
+      throw Error(
+          fmt::format("{}: cuDNN updates the running variance with the unbiased batch variance; this model "
+                      "asks for the biased one",
+                      what));
+    epsilon_ = params.f("epsilon", 1e-5);
+    if (epsilon_ < CUDNN_BN_MIN_EPSILON)
+      throw Error(fmt::format("{}: epsilon {} is below cuDNN's minimum", what, epsilon_));
+    factor_ = 1.0 - params.f("momentum", 0.9);
+    xd_ = tensor_desc(type, cudnn_dims(x));
+    cudnnTensorDescriptor_t p = nullptr;
+    DLC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p));
+    pd_ = TensorDesc(p);
+    DLC_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(p, xd_.get(), CUDNN_BATCHNORM_SPATIAL));
+    if (params.s("ops", "bn") == "bn_activation") relu_ = relu_desc();
+    if (kind == Kind::Backward && relu_)
+      dy_bytes_ = (size_t(num_elements(x)) * (type == CUDNN_DATA_FLOAT ? 4 : 2) + 255) / 256 * 256;
+  }
+  size_t workspace_bytes() const override { return dy_bytes_; }
+  void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
+    const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+    const cudnnTensorDescriptor_t x = xd_.get();
+    switch (kind_) {
+      case Kind::Training:
+        DLC_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
+            h_, mode, &kOne, &kZero, x, o.input(0), x, o.output(0), pd_.get(), o.input(1), o.input(2),
+            factor_, o.output(1), o.output(2), epsilon_, nullptr, nullptr));
+        break;
+      case Kind::Inference:
+        DLC_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+            h_, mode, &kOne, &kZero, x, o.input(0), x, o.output(0), pd_.get(), o.input(1), o.input(2),
+            o.input(3), o.input(4), epsilon_));
+        break;
+      case Kind::Backward: {
+        const void* dy = o.input(0);
+        if (relu_) {  // dy where y > 0 (y: input 3, the Relu's result)
+          DLC_CUDNN_CHECK(cudnnActivationBackward(h_, relu_.get(), &kOne, x, o.input(3), x, dy, x, o.input(3),
+                                                  &kZero, x, workspace));
+          dy = workspace;
+        }
+        DLC_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+            h_, mode, &kOne, &kZero, &kOne, &kZero, x, o.input(1), x, dy, x, o.output(0), pd_.get(),
+            o.input(2), o.output(1), o.output(2), epsilon_, nullptr, nullptr));
+        return;
+      }
+    }
+    if (relu_)
+      DLC_CUDNN_CHECK(cudnnActivationForward(h_, relu_.get(), &kOne, x, o.output(0), &kZero, x, o.output(0)));
+  }
+
+ private:
+  cudnnHandle_t h_;
+  Kind kind_;
+  double epsilon_ = 1e-5, factor_ = 0.1;
+  TensorDesc xd_, pd_;
+  ActivationDesc relu_;
+  size_t dy_bytes_ = 0;
+};
+
+}  // namespace
+
+bool is_cudnn_call(const std::string& call) {
+  return call == "cudnn.convolution_forward" || call == "cudnn.convolution_backward_data" ||
+         call == "cudnn.convolution_backward_filter" || call == "cudnn.pooling_forward" ||
+         call == "cudnn.pooling_backward" || call == "cudnn.batch_norm_forward_training" ||
+         call == "cudnn.batch_norm_forward_inference" || call == "cudnn.batch_norm_backward";
+}
+
+std::unique_ptr<LibraryCall> make_cudnn_call(LibraryHandles& handles, const std::string& call,
+                                             const Attrs& params, const std::string& what) {
+  if (call == "cudnn.convolution_forward") return std::make_unique<ConvolutionForward>(handles, params, what);
+  if (call == "cudnn.convolution_backward_data")
+    return std::make_unique<ConvolutionBackwardData>(handles, params, what);
+  if (call == "cudnn.convolution_backward_filter")
+    return std::make_unique<ConvolutionBackwardFilter>(handles, params, what);
+  if (call == "cudnn.pooling_forward") return std::make_unique<Pooling>(handles, params, what, false);
+  if (call == "cudnn.pooling_backward") return std::make_unique<Pooling>(handles, params, what, true);
+  if (call == "cudnn.batch_norm_forward_training")
+    return std::make_unique<BatchNorm>(handles, params, what, BatchNorm::Kind::Training);
+  if (call == "cudnn.batch_norm_forward_inference")
+    return std::make_unique<BatchNorm>(handles, params, what, BatchNorm::Kind::Inference);
+  if (call == "cudnn.batch_norm_backward")
+    return std::make_unique<BatchNorm>(handles, params, what, BatchNorm::Kind::Backward);
+  throw Error(fmt::format("{}: {} is no cuDNN call", what, call));
+}
+
+}  // namespace dlc::cuda

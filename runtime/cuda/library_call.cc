@@ -1,0 +1,60 @@
+// The library-call table and the session's library handles (library_call.h).
+#include "runtime/cuda/library_call.h"
+
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+#include "runtime/cuda/check.h"
+#include "runtime/cuda/cublaslt_matmul.h"
+
+#if DLC_HAVE_CUDNN
+#include <cudnn.h>
+
+#include "runtime/cuda/cudnn_calls.h"
+#endif
+
+namespace dlc::cuda {
+
+LibraryHandles::~LibraryHandles() {
+  if (cublaslt_) cublasLtDestroy(cublaslt_);
+#if DLC_HAVE_CUDNN
+  if (cudnn_) cudnnDestroy(static_cast<cudnnHandle_t>(cudnn_));
+#endif
+}
+
+cublasLtHandle_t LibraryHandles::cublaslt() {
+  if (!cublaslt_) DLC_CUBLAS_CHECK(cublasLtCreate(&cublaslt_));
+  return cublaslt_;
+}
+
+void* LibraryHandles::cudnn() {
+#if DLC_HAVE_CUDNN
+  if (!cudnn_) {
+    cudnnHandle_t h = nullptr;
+    DLC_CUDNN_CHECK(cudnnCreate(&h));
+    cudnn_ = h;
+    DLC_CUDNN_CHECK(cudnnSetStream(h, stream_));
+  }
+  return cudnn_;
+#else
+  throw Error("this dlc was built without cuDNN");
+#endif
+}
+
+bool implements_library_call(const std::string& call) {
+#if DLC_HAVE_CUDNN
+  if (is_cudnn_call(call)) return true;
+#endif
+  return call == "cublasLt.matmul";
+}
+
+std::unique_ptr<LibraryCall> make_library_call(LibraryHandles& handles, const std::string& call,
+                                               const Attrs& params, const std::string& what) {
+  if (call == "cublasLt.matmul") return std::make_unique<CublasLtMatmul>(handles, params, what);
+#if DLC_HAVE_CUDNN
+  if (is_cudnn_call(call)) return make_cudnn_call(handles, call, params, what);
+#endif
+  throw Error(fmt::format("{} calls {}, which this CUDA runtime does not implement", what, call));
+}
+
+}  // namespace dlc::cuda

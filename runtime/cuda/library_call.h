@@ -1,0 +1,62 @@
+// A plan's library-call step (cuBLASLt, cuDNN) made ready to run: built once when a session is
+// created — descriptors, algorithm, the scratch it needs — and run with the step's operand
+// addresses. make_library_call is the table from a CudaStep's `call` to its implementation.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dlc/attributes.h"
+
+namespace dlc::cuda {
+
+/// The device addresses of a step's operands, in the step's order (null: absent).
+struct LibraryOperands {
+  std::vector<void*> inputs, outputs;
+  void* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  void* output(size_t i) const { return i < outputs.size() ? outputs[i] : nullptr; }
+};
+
+class LibraryCall {
+ public:
+  virtual ~LibraryCall() = default;
+  /// The scratch one run needs (the session's shared workspace is at least this large).
+  virtual size_t workspace_bytes() const = 0;
+  virtual void run(const LibraryOperands& operands, void* workspace, cudaStream_t stream) const = 0;
+};
+
+/// The library handles of one session, created when a step first needs them, bound to its stream.
+class LibraryHandles {
+ public:
+  explicit LibraryHandles(cudaStream_t stream) : stream_(stream) {}
+  ~LibraryHandles();
+  LibraryHandles(const LibraryHandles&) = delete;
+  LibraryHandles& operator=(const LibraryHandles&) = delete;
+
+  cublasLtHandle_t cublaslt();
+  void* cudnn();  // a cudnnHandle_t (cudnn.h stays out of this header)
+  cudaStream_t stream() const { return stream_; }
+  /// Algorithm choices by problem, shared by the session's calls of one kind.
+  std::map<std::string, std::string>& algorithm_cache() { return algorithms_; }
+
+ private:
+  cudaStream_t stream_;
+  cublasLtHandle_t cublaslt_ = nullptr;
+  void* cudnn_ = nullptr;
+  std::map<std::string, std::string> algorithms_;  // key -> the chosen algorithm's bytes
+};
+
+/// Whether this build implements `call` ("cublasLt.matmul", "cudnn.convolution_forward", …).
+bool implements_library_call(const std::string& call);
+
+/// The call `call` of a step with parameters `params`; `what` names the step in errors.
+std::unique_ptr<LibraryCall> make_library_call(LibraryHandles& handles, const std::string& call,
+                                               const Attrs& params, const std::string& what);
+
+}  // namespace dlc::cuda

@@ -1,0 +1,51 @@
+// cuDNN window geometry (window_geometry.h).
+#include "runtime/cuda/window_geometry.h"
+
+#include <fmt/format.h>
+
+#include "dlc/error.h"
+
+namespace dlc::cuda {
+
+WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape& out, const Shape& window,
+                               const std::string& what) {
+  const size_t spatial = window.size();
+  if (in.size() != spatial + 2 || out.size() != spatial + 2 || spatial == 0)
+    throw Error(fmt::format("{}: window {} does not fit input {} and result {}", what, shape_str(window),
+                            shape_str(in), shape_str(out)));
+  const Shape strides = params.ints("strides", Shape(spatial, 1));
+  const Shape pads = params.ints("pads", Shape(2 * spatial, 0));
+  const Shape dilations = params.ints("dilations", Shape(spatial, 1));
+  if (strides.size() != spatial || pads.size() != 2 * spatial || dilations.size() != spatial)
+    throw Error(fmt::format("{}: strides, pads or dilations do not have {} spatial dims", what, spatial));
+  WindowGeometry g;
+  g.groups = int(params.i("group", 1));
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t extent = dilations[d] * (window[d] - 1) + 1;
+    const int64_t symmetric = (in[d + 2] + 2 * pads[d] - extent) / strides[d] + 1;
+    if (out[d + 2] != symmetric)
+      throw Error(fmt::format(
+          "{}: spatial dim {} has {} results, and cuDNN's symmetric padding ({} on both ends) gives {}: "
+          "asymmetric padding is not supported on CUDA",
+          what, d, out[d + 2], pads[d], symmetric));
+    g.window.push_back(int(window[d]));
+    g.pads.push_back(int(pads[d]));
+    g.strides.push_back(int(strides[d]));
+    g.dilations.push_back(int(dilations[d]));
+  }
+  if (spatial == 1) {
+    g.window.push_back(1);
+    g.pads.push_back(0);
+    g.strides.push_back(1);
+    g.dilations.push_back(1);
+  }
+  return g;
+}
+
+std::vector<int> cudnn_dims(const Shape& dims, size_t rank) {
+  std::vector<int> v(dims.begin(), dims.end());
+  while (v.size() < rank) v.push_back(1);
+  return v;
+}
+
+}  // namespace dlc::cuda

@@ -1,0 +1,30 @@
+// The window of a plan's convolution or pooling step as cuDNN takes it: per spatial dimension the
+// padding, stride and dilation, with a 1-D window given a unit second dimension (cuDNN's Nd
+// descriptors need at least 2), and tensor dims padded with trailing 1s to rank 4. cuDNN pads
+// symmetrically, so a window whose end padding differs is accepted only where it adds no output
+// (the plan's result has the symmetric formula's size). Pure arithmetic: tested without a GPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dlc/attributes.h"
+#include "dlc/tensor.h"
+
+namespace dlc::cuda {
+
+struct WindowGeometry {
+  std::vector<int> window, pads, strides, dilations;  // per spatial dim, at least 2
+  int groups = 1;
+};
+
+/// The window of a step sliding `window` (the kernel's spatial dims) over `in` (N, C, spatial…)
+/// to give `out`, with the step's pads, strides, dilations and group. Throws dlc::Error naming
+/// `what` when `out` is not what cuDNN's symmetric padding gives.
+WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape& out, const Shape& window,
+                               const std::string& what);
+
+/// `dims` with trailing 1s up to rank 4 (or `rank`), as ints.
+std::vector<int> cudnn_dims(const Shape& dims, size_t rank = 4);
+
+}  // namespace dlc::cuda
