@@ -33,13 +33,6 @@ plan::Buffer::Kind buffer_kind(ir::Role role) {
 
 }  // namespace
 
-AliasOptions lowered_alias_options(const LowerOptions& options) {
-  // The in-place pairs (may_write_in_place) are those of the CPU kernels; other devices copy.
-  AliasOptions a = options.aliases;
-  if (options.device != "cpu") a.in_place_state_updates = false;
-  return a;
-}
-
 plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   plan::Plan p;
   p.set_format_version(kPlanFormatVersion);
@@ -50,7 +43,7 @@ plan::Plan lower_to_plan(const ir::Graph& g, const LowerOptions& options) {
   std::map<const ir::Value*, int> index;
   std::vector<BufferLifetime> lifetimes;
   const std::vector<ir::Node*> nodes = g.nodes();
-  const BufferAliases aliases = plan_buffer_aliases(g, lowered_alias_options(options));
+  const BufferAliases aliases = plan_buffer_aliases(g, options.aliases);
   // Graph nodes but views, then one copy step per state update not done in place.
   std::map<const ir::Node*, int> step_of;
   for (const ir::Node* n : nodes)

@@ -18,7 +18,4 @@ struct LowerOptions {
 
 plan::Plan lower_to_plan(const ir::Graph& graph, const LowerOptions& options = {});
 
-/// The buffer sharing lowering applies: `options.aliases`, without in-place updates off the CPU.
-AliasOptions lowered_alias_options(const LowerOptions& options);
-
 }  // namespace dlc::codegen

@@ -18,7 +18,7 @@ ir::MemoryFigures PlanMemoryModel::measure(const ir::Graph& g) const {
 }
 
 ir::SharedBuffers PlanMemoryModel::shared_buffers(const ir::Graph& g) const {
-  BufferAliases a = plan_buffer_aliases(g, lowered_alias_options(options_));
+  BufferAliases a = plan_buffer_aliases(g, options_.aliases);
   ir::SharedBuffers s;
   s.root = std::move(a.root);
   s.no_step = std::move(a.views);

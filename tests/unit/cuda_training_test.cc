@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct TrainingCase {
   int64_t batch;
   std::string precision;
 };
+
+void PrintTo(const TrainingCase& c, std::ostream* os) {
+  *os << c.model << " " << c.precision << " batch " << c.batch;
+}
 
 std::string data_dir(const TrainingCase& c) {
   return std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + c.model;
