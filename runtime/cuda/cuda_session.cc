@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <utility>
@@ -50,6 +51,28 @@ CompiledProgram program_of(const plan::CudaKernel& k) {
   return p;
 }
 
+// Owns a CUDA runtime object: destroyed with `Destroy` when set (also when the session's
+// constructor throws half way).
+template <typename T, cudaError_t (*Destroy)(T)>
+class Owned {
+ public:
+  Owned() = default;
+  ~Owned() {
+    if (v_) Destroy(v_);
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  T* out() { return &v_; }  // for the create call
+  T get() const { return v_; }
+
+ private:
+  T v_ = nullptr;
+};
+using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
+using Event = Owned<cudaEvent_t, cudaEventDestroy>;
+using GraphExec = Owned<cudaGraphExec_t, cudaGraphExecDestroy>;
+using PinnedBuffer = Owned<void*, cudaFreeHost>;
+
 struct DeviceCopy {
   void* dst = nullptr;
   const void* src = nullptr;
@@ -69,7 +92,7 @@ struct StagedInput {
   Session::Signature signature;
   void* arena = nullptr;
   void* staging = nullptr;
-  void* pinned = nullptr;
+  std::unique_ptr<PinnedBuffer> pinned = std::make_unique<PinnedBuffer>();
   size_t bytes = 0;
   bool pending = false;  // uploaded to staging, not yet copied into the arena
 };
@@ -94,13 +117,13 @@ class CudaSession final : public Session {
         throw Error(fmt::format("step '{}' (op {}) calls {}, which this CUDA runtime does not implement yet",
                                 s.name(), s.kernel(), s.cuda().call()));
     DLC_CUDA_CHECK(cudaSetDevice(ordinal));
-    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
-    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
-    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
-    DLC_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_, cudaEventDisableTiming));
+    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(compute_.out(), cudaStreamNonBlocking));
+    DLC_CUDA_CHECK(cudaStreamCreateWithFlags(copy_.out(), cudaStreamNonBlocking));
+    DLC_CUDA_CHECK(cudaEventCreateWithFlags(uploaded_.out(), cudaEventDisableTiming));
+    DLC_CUDA_CHECK(cudaEventCreateWithFlags(consumed_.out(), cudaEventDisableTiming));
 
     // Library calls first: descriptors and algorithms, and the scratch they need.
-    handles_ = std::make_unique<LibraryHandles>(compute_);
+    handles_ = std::make_unique<LibraryHandles>(compute_.get());
     int64_t library_workspace = 0;
     for (const plan::Step& s : st.steps()) {
       std::unique_ptr<LibraryCall> call;
@@ -122,9 +145,10 @@ class CudaSession final : public Session {
 
     for (int i = 0; i < st.buffers_size(); ++i) {
       const plan::Buffer& b = st.buffers(i);
-      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) state_index_[b.name()] = i;
-      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE)
+      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) {
+        state_index_[b.name()] = i;
         state_names_.push_back(b.name());
+      }
       if (b.init() >= 0) {
         const std::string& data = p.initial_values(b.init()).data();
         DLC_CUDA_CHECK(cudaMemcpy(arena_ + b.offset(), data.data(), data.size(), cudaMemcpyHostToDevice));
@@ -144,18 +168,9 @@ class CudaSession final : public Session {
   }
 
   ~CudaSession() override {
-    if (compute_) cudaStreamSynchronize(compute_);
-    if (copy_) cudaStreamSynchronize(copy_);
+    cudaStreamSynchronize(compute_.get());
+    cudaStreamSynchronize(copy_.get());
     if (profile_) profile_->print(stderr);
-    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
-    for (StagedInput& in : inputs_staged_)
-      if (in.pinned) cudaFreeHost(in.pinned);
-    library_calls_.clear();
-    handles_.reset();  // before the stream its cuDNN handle is bound to
-    for (cudaEvent_t e : {uploaded_, consumed_})
-      if (e) cudaEventDestroy(e);
-    for (cudaStream_t s : {compute_, copy_})
-      if (s) cudaStreamDestroy(s);
   }
 
   const std::vector<Signature>& inputs() const override { return inputs_; }
@@ -168,11 +183,12 @@ class CudaSession final : public Session {
     if (value.type != in.signature.type)
       throw Error(
           fmt::format("input '{}': expected {}, got {}", name, in.signature.type.str(), value.type.str()));
-    DLC_CUDA_CHECK(cudaStreamSynchronize(copy_));  // the pinned buffer's last upload is done
-    std::memcpy(in.pinned, value.bytes.data(), in.bytes);
-    DLC_CUDA_CHECK(cudaStreamWaitEvent(copy_, consumed_, 0));
-    DLC_CUDA_CHECK(cudaMemcpyAsync(in.staging, in.pinned, in.bytes, cudaMemcpyHostToDevice, copy_));
-    DLC_CUDA_CHECK(cudaEventRecord(uploaded_, copy_));
+    DLC_CUDA_CHECK(cudaStreamSynchronize(copy_.get()));  // the pinned buffer's last upload is done
+    std::memcpy(in.pinned->get(), value.bytes.data(), in.bytes);
+    DLC_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), consumed_.get(), 0));
+    DLC_CUDA_CHECK(
+        cudaMemcpyAsync(in.staging, in.pinned->get(), in.bytes, cudaMemcpyHostToDevice, copy_.get()));
+    DLC_CUDA_CHECK(cudaEventRecord(uploaded_.get(), copy_.get()));
     in.pending = true;
   }
 
@@ -180,17 +196,18 @@ class CudaSession final : public Session {
     bool pending = false;
     for (const StagedInput& in : inputs_staged_) pending = pending || in.pending;
     if (pending) {
-      DLC_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_, 0));
+      DLC_CUDA_CHECK(cudaStreamWaitEvent(compute_.get(), uploaded_.get(), 0));
       for (StagedInput& in : inputs_staged_)
         if (std::exchange(in.pending, false))
-          DLC_CUDA_CHECK(cudaMemcpyAsync(in.arena, in.staging, in.bytes, cudaMemcpyDeviceToDevice, compute_));
-      DLC_CUDA_CHECK(cudaEventRecord(consumed_, compute_));
+          DLC_CUDA_CHECK(
+              cudaMemcpyAsync(in.arena, in.staging, in.bytes, cudaMemcpyDeviceToDevice, compute_.get()));
+      DLC_CUDA_CHECK(cudaEventRecord(consumed_.get(), compute_.get()));
     }
     if (profile_) {
       run_profiled();
     } else if (options_.cuda_graph) {
-      if (!graph_exec_) capture_graph();
-      DLC_CUDA_CHECK(cudaGraphLaunch(graph_exec_, compute_));
+      if (!graph_exec_.get()) capture_graph();
+      DLC_CUDA_CHECK(cudaGraphLaunch(graph_exec_.get(), compute_.get()));
     } else {
       for (PreparedStep& s : steps_) run_step(s);
     }
@@ -212,8 +229,8 @@ class CudaSession final : public Session {
       throw Error(fmt::format("state '{}': expected {}, got {}", name, types_[size_t(buffer)].str(),
                               value.type.str()));
     DLC_CUDA_CHECK(cudaMemcpyAsync(arena_ + offsets_[size_t(buffer)], value.bytes.data(), value.bytes.size(),
-                                   cudaMemcpyHostToDevice, compute_));
-    DLC_CUDA_CHECK(cudaStreamSynchronize(compute_));
+                                   cudaMemcpyHostToDevice, compute_.get()));
+    DLC_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
   }
 
   std::string memory_report() const override {
@@ -284,26 +301,26 @@ class CudaSession final : public Session {
         in.arena = arena_ + st.buffers(b.buffer()).offset();
         in.staging = staging;
         in.bytes = in.signature.type.bytes();
-        DLC_CUDA_CHECK(cudaMallocHost(&in.pinned, std::max<size_t>(in.bytes, 1)));
+        DLC_CUDA_CHECK(cudaMallocHost(in.pinned->out(), std::max<size_t>(in.bytes, 1)));
         staging += (in.bytes + 255) / 256 * 256;
         inputs_.push_back(in.signature);
-        inputs_staged_.push_back(in);
+        inputs_staged_.push_back(std::move(in));
       }
   }
 
   void run_step(PreparedStep& s) {
     for (const DeviceCopy& c : s.copies)
-      DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, compute_));
+      DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, compute_.get()));
     if (s.kernel) {
       const CudaModule& module = *modules_[size_t(s.kernel->kernel)];
       for (KernelLaunch& l : s.kernel->launches) {
         std::vector<void*> args = l.arg_addresses();
         module.launch(l.entry, dim3(unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2])),
                       dim3(unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2])),
-                      size_t(l.shared_bytes), compute_, args.data());
+                      size_t(l.shared_bytes), compute_.get(), args.data());
       }
     } else if (s.library) {
-      s.library->run(s.operands, workspace_, compute_);
+      s.library->run(s.operands, workspace_, compute_.get());
     }
   }
 
@@ -314,9 +331,9 @@ class CudaSession final : public Session {
     DLC_CUDA_CHECK(cudaEventCreate(&start));
     DLC_CUDA_CHECK(cudaEventCreate(&stop));
     for (PreparedStep& s : steps_) {
-      DLC_CUDA_CHECK(cudaEventRecord(start, compute_));
+      DLC_CUDA_CHECK(cudaEventRecord(start, compute_.get()));
       run_step(s);
-      DLC_CUDA_CHECK(cudaEventRecord(stop, compute_));
+      DLC_CUDA_CHECK(cudaEventRecord(stop, compute_.get()));
       DLC_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
       DLC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -328,16 +345,16 @@ class CudaSession final : public Session {
 
   void capture_graph() {
     cudaGraph_t graph = nullptr;
-    DLC_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
+    DLC_CUDA_CHECK(cudaStreamBeginCapture(compute_.get(), cudaStreamCaptureModeThreadLocal));
     try {
       for (PreparedStep& s : steps_) run_step(s);
     } catch (...) {
-      cudaStreamEndCapture(compute_, &graph);
+      cudaStreamEndCapture(compute_.get(), &graph);
       if (graph) cudaGraphDestroy(graph);
       throw;
     }
-    DLC_CUDA_CHECK(cudaStreamEndCapture(compute_, &graph));
-    const cudaError_t status = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    DLC_CUDA_CHECK(cudaStreamEndCapture(compute_.get(), &graph));
+    const cudaError_t status = cudaGraphInstantiate(graph_exec_.out(), graph, 0);
     cudaGraphDestroy(graph);
     DLC_CUDA_CHECK(status);
   }
@@ -358,20 +375,22 @@ class CudaSession final : public Session {
   Tensor download(int buffer) const {
     Tensor t(types_[size_t(buffer)]);
     DLC_CUDA_CHECK(cudaMemcpyAsync(t.bytes.data(), arena_ + offsets_[size_t(buffer)], t.bytes.size(),
-                                   cudaMemcpyDeviceToHost, compute_));
-    DLC_CUDA_CHECK(cudaStreamSynchronize(compute_));
+                                   cudaMemcpyDeviceToHost, compute_.get()));
+    DLC_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
     return t;
   }
 
+  // Declared first, destroyed last: the streams and events outlive the library handles and the
+  // graph that use them.
+  Stream compute_, copy_;
+  Event uploaded_, consumed_;
   SessionOptions options_;
   std::string device_;
   DeviceMemoryLayout layout_;
   DeviceBuffer memory_;
   uint8_t* arena_ = nullptr;
   void* workspace_ = nullptr;
-  cudaStream_t compute_ = nullptr, copy_ = nullptr;
-  cudaEvent_t uploaded_ = nullptr, consumed_ = nullptr;
-  cudaGraphExec_t graph_exec_ = nullptr;
+  GraphExec graph_exec_;
   std::unique_ptr<LibraryHandles> handles_;
   std::vector<std::unique_ptr<LibraryCall>> library_calls_;  // per step; null for the others
   std::vector<TensorType> types_;
