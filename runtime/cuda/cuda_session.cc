@@ -251,15 +251,10 @@ class CudaSession final : public Session {
       ps.name = s.name();
       ps.op = s.kernel();
       const plan::CudaStep& c = s.cuda();
-      auto address = [&](plan::CudaOperand::Kind kind, int index) {
-        plan::CudaOperand o;
-        o.set_kind(kind);
-        o.set_index(index);
-        return operand_address(st, s, o, arena_);
-      };
+      auto address = [&](int32_t buffer) { return buffer_address(st, buffer, arena_); };
       for (const plan::CudaCopy& copy : c.copies()) {
-        void* dst = address(plan::CudaOperand::OUTPUT, copy.output());
-        const void* src = address(plan::CudaOperand::INPUT, copy.input());
+        void* dst = address(s.outputs(copy.output()));
+        const void* src = address(s.inputs(copy.input()));
         if (dst != src) ps.copies.push_back({dst, src, types_[size_t(s.outputs(copy.output()))].bytes()});
       }
       switch (c.kind()) {
@@ -273,16 +268,13 @@ class CudaSession final : public Session {
           break;
         case plan::CudaStep::LIBRARY:
           ps.library = library_calls_[size_t(i)].get();
-          for (int k = 0; k < s.inputs_size(); ++k)
-            ps.operands.inputs.push_back(s.inputs(k) >= 0 ? address(plan::CudaOperand::INPUT, k) : nullptr);
-          for (int k = 0; k < s.outputs_size(); ++k)
-            ps.operands.outputs.push_back(s.outputs(k) >= 0 ? address(plan::CudaOperand::OUTPUT, k)
-                                                            : nullptr);
+          for (int k = 0; k < s.inputs_size(); ++k) ps.operands.inputs.push_back(address(s.inputs(k)));
+          for (int k = 0; k < s.outputs_size(); ++k) ps.operands.outputs.push_back(address(s.outputs(k)));
           break;
         case plan::CudaStep::HOST:
           if (c.call() == "copy")
-            ps.copies.push_back({address(plan::CudaOperand::OUTPUT, 0), address(plan::CudaOperand::INPUT, 0),
-                                 types_[size_t(s.outputs(0))].bytes()});
+            ps.copies.push_back(
+                {address(s.outputs(0)), address(s.inputs(0)), types_[size_t(s.outputs(0))].bytes()});
           break;
         default:
           break;  // validate_plan rejected it

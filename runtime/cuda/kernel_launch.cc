@@ -6,6 +6,7 @@
 #include <map>
 
 #include "dlc/error.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_values.h"
 
 namespace dlc::cuda {
@@ -16,12 +17,13 @@ std::vector<void*> KernelLaunch::arg_addresses() {
   return addresses;
 }
 
+void* buffer_address(const plan::Stage& stage, int32_t buffer, uint8_t* arena) {
+  return buffer < 0 ? nullptr : arena + stage.buffers(buffer).offset();
+}
+
 void* operand_address(const plan::Stage& stage, const plan::Step& step, const plan::CudaOperand& operand,
                       uint8_t* arena) {
-  if (operand.kind() == plan::CudaOperand::NONE) return nullptr;
-  const int32_t buffer = operand.kind() == plan::CudaOperand::INPUT ? step.inputs(operand.index())
-                                                                    : step.outputs(operand.index());
-  return arena + stage.buffers(buffer).offset();
+  return buffer_address(stage, plan::operand_buffer(step, operand), arena);
 }
 
 KernelStep prepare_kernel_step(const plan::Plan& plan, const plan::Stage& stage, const plan::Step& step,
@@ -33,10 +35,7 @@ KernelStep prepare_kernel_step(const plan::Plan& plan, const plan::Stage& stage,
     codegen::cuda::MultiTensorEntry e;
     for (int slot = 0; slot < 4; ++slot)
       e.ptr[slot] = operand_address(stage, step, row.slots(slot), regions.arena);
-    const plan::CudaOperand& first = row.slots(0);
-    const int32_t buffer =
-        first.kind() == plan::CudaOperand::INPUT ? step.inputs(first.index()) : step.outputs(first.index());
-    e.n = plan::buffer_type(stage.buffers(buffer)).numel();
+    e.n = plan::buffer_type(stage.buffers(plan::operand_buffer(step, row.slots(0)))).numel();
     ks.table_rows.push_back(e);
   }
   const long long chunks = codegen::cuda::assign_chunks(ks.table_rows);

@@ -42,6 +42,9 @@ struct KernelStep {
   std::vector<codegen::cuda::MultiTensorEntry> table_rows;
 };
 
+/// The device address of buffer `buffer` of `stage` in `arena` (null for -1, an absent operand).
+void* buffer_address(const plan::Stage& stage, int32_t buffer, uint8_t* arena);
+
 /// The device address of a step operand (null for CudaOperand::NONE).
 void* operand_address(const plan::Stage& stage, const plan::Step& step, const plan::CudaOperand& operand,
                       uint8_t* arena);

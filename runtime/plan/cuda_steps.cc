@@ -28,12 +28,9 @@ void validate_launch(const CudaLaunch& l, const std::string& where) {
 }
 
 void validate_operand(const CudaOperand& o, const Step& step, const std::string& where) {
-  if (o.kind() == CudaOperand::NONE) return;
-  const bool input = o.kind() == CudaOperand::INPUT;
-  const auto& buffers = input ? step.inputs() : step.outputs();
-  if (o.index() < 0 || o.index() >= buffers.size() || buffers[o.index()] < 0)
-    throw Error(
-        fmt::format("{} refers to {} {}, which it lacks", where, input ? "input" : "output", o.index()));
+  if (o.kind() != CudaOperand::NONE && operand_buffer(step, o) < 0)
+    throw Error(fmt::format("{} refers to {} {}, which it lacks", where,
+                            o.kind() == CudaOperand::INPUT ? "input" : "output", o.index()));
 }
 
 // Every kernel parameter bound once (by the runtime or to an operand in range), and a table
@@ -97,6 +94,12 @@ void validate_cuda_step(const Plan& plan, const Step& step, const std::string& w
 }
 
 }  // namespace
+
+int32_t operand_buffer(const Step& step, const CudaOperand& operand) {
+  if (operand.kind() == CudaOperand::NONE) return -1;
+  const auto& buffers = operand.kind() == CudaOperand::INPUT ? step.inputs() : step.outputs();
+  return operand.index() >= 0 && operand.index() < buffers.size() ? buffers[operand.index()] : -1;
+}
 
 bool is_runtime_kernel_param(const std::string& param) {
   return param == "workspace" || param.rfind("workspace+", 0) == 0 || param == "table" ||

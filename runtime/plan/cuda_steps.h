@@ -14,6 +14,10 @@ namespace dlc::plan {
 /// "num_chunks". Every other parameter is a step operand (CudaStep.args).
 bool is_runtime_kernel_param(const std::string& param);
 
+/// The buffer index `operand` refers to: the step's input or output buffer, -1 for NONE, an absent
+/// operand or an index out of range.
+int32_t operand_buffer(const Step& step, const CudaOperand& operand);
+
 /// Whether a stage device names a CUDA device ("cuda", "cuda:N").
 bool is_cuda_device(const std::string& device);
 /// Whether any stage of the plan runs on a CUDA device.

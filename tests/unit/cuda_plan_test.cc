@@ -205,9 +205,8 @@ TEST_P(CudaPlanModels, KernelArgumentsReadInputsAndWriteOutputs) {
         if (o.kind() == plan::CudaOperand::NONE) continue;
         EXPECT_EQ(o.kind(), *access[size_t(i)] ? plan::CudaOperand::INPUT : plan::CudaOperand::OUTPUT)
             << step.name() << " (" << step.kernel() << "): " << e.name() << " parameter " << param;
-        const int32_t buffer =
-            o.kind() == plan::CudaOperand::INPUT ? step.inputs(o.index()) : step.outputs(o.index());
-        EXPECT_GE(buffer, 0) << step.name() << ": " << param << " points at an absent operand";
+        EXPECT_GE(plan::operand_buffer(step, o), 0)
+            << step.name() << ": " << param << " points at an absent operand";
         ++checked;
       }
     }
