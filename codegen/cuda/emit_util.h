@@ -47,7 +47,4 @@ using TemplateVars = std::vector<std::pair<std::string, std::string>>;
 /// without a value and for a value no placeholder uses (both are emitter bugs).
 std::string fill(std::string_view tmpl, const TemplateVars& vars);
 
-/// Rounds `bytes` up to a multiple of 256 (workspace sub-buffer alignment).
-inline int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
-
 }  // namespace dlc::codegen::cuda

@@ -9,6 +9,10 @@
 
 namespace dlc::codegen::cuda {
 
+/// Rounds `bytes` up to a multiple of 256: the alignment of workspace sub-buffers, and of the CUDA
+/// session's device regions (runtime/cuda/device_memory.h).
+inline int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
 /// Grid and block sizes (x, y, z) and dynamic shared memory of one launch.
 struct LaunchConfig {
   int64_t grid[3] = {1, 1, 1};

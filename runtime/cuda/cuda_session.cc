@@ -16,6 +16,7 @@
 #include <regex>
 #include <utility>
 
+#include "codegen/cuda/kernel_source.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/device.h"
@@ -263,7 +264,7 @@ class CudaSession final : public Session {
           if (!ps.kernel->table_rows.empty()) {
             const size_t bytes = ps.kernel->table_rows.size() * sizeof(codegen::cuda::MultiTensorEntry);
             DLC_CUDA_CHECK(cudaMemcpy(table, ps.kernel->table_rows.data(), bytes, cudaMemcpyHostToDevice));
-            table += (bytes + 255) / 256 * 256;
+            table += codegen::cuda::align256(int64_t(bytes));
           }
           break;
         case plan::CudaStep::LIBRARY:
@@ -294,7 +295,7 @@ class CudaSession final : public Session {
         in.staging = staging;
         in.bytes = in.signature.type.bytes();
         DLC_CUDA_CHECK(cudaMallocHost(in.pinned->out(), std::max<size_t>(in.bytes, 1)));
-        staging += (in.bytes + 255) / 256 * 256;
+        staging += codegen::cuda::align256(int64_t(in.bytes));
         inputs_.push_back(in.signature);
         inputs_staged_.push_back(std::move(in));
       }

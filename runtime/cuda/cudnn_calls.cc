@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <functional>
+#include <map>
 
+#include "codegen/cuda/kernel_source.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/window_geometry.h"
@@ -94,6 +97,12 @@ std::vector<int> window_dims(const Shape& dims, const WindowGeometry& g) {
 }
 
 Shape spatial_of(const Shape& dims) { return Shape(dims.begin() + 2, dims.end()); }
+
+// Workspace bytes for a tensor of `dims` in the step's dtype (already checked by data_type).
+size_t scratch_bytes(const Attrs& params, const Shape& dims) {
+  return size_t(
+      codegen::cuda::align256(num_elements(dims) * int64_t(dtype_size(*parse_dtype(params.s("dtype"))))));
+}
 
 // The first algorithm of cuDNN's heuristic ranking that succeeds within the workspace cap, cached
 // under `key`; `Perf` is the call's cudnn*AlgoPerf_t.
@@ -295,8 +304,7 @@ class Pooling final : public LibraryCall {
                                         : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     DLC_CUDNN_CHECK(cudnnSetPoolingNdDescriptor(p, mode, CUDNN_PROPAGATE_NAN, int(g.window.size()),
                                                 g.window.data(), g.pads.data(), g.strides.data()));
-    if (backward_ && max_)
-      y_bytes_ = (size_t(num_elements(y)) * dtype_bytes(params.s("dtype")) + 255) / 256 * 256;
+    if (backward_ && max_) y_bytes_ = scratch_bytes(params, y);
   }
   size_t workspace_bytes() const override { return y_bytes_; }
   void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
@@ -316,8 +324,6 @@ class Pooling final : public LibraryCall {
   }
 
  private:
-  static size_t dtype_bytes(const std::string& dtype) { return dtype == "f32" ? 4 : 2; }
-
   cudnnHandle_t h_;
   bool backward_ = false, max_ = false;
   TensorDesc xd_, yd_;
@@ -357,8 +363,7 @@ class BatchNorm final : public LibraryCall {
     pd_ = TensorDesc(p);
     DLC_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(p, xd_.get(), CUDNN_BATCHNORM_SPATIAL));
     if (params.s("ops", "bn") == "bn_activation") relu_ = relu_desc();
-    if (kind == Kind::Backward && relu_)
-      dy_bytes_ = (size_t(num_elements(x)) * (type == CUDNN_DATA_FLOAT ? 4 : 2) + 255) / 256 * 256;
+    if (kind == Kind::Backward && relu_) dy_bytes_ = scratch_bytes(params, x);
   }
   size_t workspace_bytes() const override { return dy_bytes_; }
   void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
@@ -403,29 +408,59 @@ class BatchNorm final : public LibraryCall {
 
 }  // namespace
 
-bool is_cudnn_call(const std::string& call) {
-  return call == "cudnn.convolution_forward" || call == "cudnn.convolution_backward_data" ||
-         call == "cudnn.convolution_backward_filter" || call == "cudnn.pooling_forward" ||
-         call == "cudnn.pooling_backward" || call == "cudnn.batch_norm_forward_training" ||
-         call == "cudnn.batch_norm_forward_inference" || call == "cudnn.batch_norm_backward";
+namespace {
+
+using CudnnCallFactory =
+    std::function<std::unique_ptr<LibraryCall>(LibraryHandles&, const Attrs&, const std::string&)>;
+
+// The cuDNN calls by name, the one list is_cudnn_call and make_cudnn_call read.
+const std::map<std::string, CudnnCallFactory, std::less<>>& cudnn_calls() {
+  static const std::map<std::string, CudnnCallFactory, std::less<>> table = {
+      {"cudnn.convolution_forward",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<ConvolutionForward>(h, p, w);
+       }},
+      {"cudnn.convolution_backward_data",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<ConvolutionBackwardData>(h, p, w);
+       }},
+      {"cudnn.convolution_backward_filter",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<ConvolutionBackwardFilter>(h, p, w);
+       }},
+      {"cudnn.pooling_forward",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<Pooling>(h, p, w, false);
+       }},
+      {"cudnn.pooling_backward",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<Pooling>(h, p, w, true);
+       }},
+      {"cudnn.batch_norm_forward_training",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<BatchNorm>(h, p, w, BatchNorm::Kind::Training);
+       }},
+      {"cudnn.batch_norm_forward_inference",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<BatchNorm>(h, p, w, BatchNorm::Kind::Inference);
+       }},
+      {"cudnn.batch_norm_backward",
+       [](LibraryHandles& h, const Attrs& p, const std::string& w) {
+         return std::make_unique<BatchNorm>(h, p, w, BatchNorm::Kind::Backward);
+       }},
+  };
+  return table;
 }
+
+}  // namespace
+
+bool is_cudnn_call(const std::string& call) { return cudnn_calls().count(call) != 0; }
 
 std::unique_ptr<LibraryCall> make_cudnn_call(LibraryHandles& handles, const std::string& call,
                                              const Attrs& params, const std::string& what) {
-  if (call == "cudnn.convolution_forward") return std::make_unique<ConvolutionForward>(handles, params, what);
-  if (call == "cudnn.convolution_backward_data")
-    return std::make_unique<ConvolutionBackwardData>(handles, params, what);
-  if (call == "cudnn.convolution_backward_filter")
-    return std::make_unique<ConvolutionBackwardFilter>(handles, params, what);
-  if (call == "cudnn.pooling_forward") return std::make_unique<Pooling>(handles, params, what, false);
-  if (call == "cudnn.pooling_backward") return std::make_unique<Pooling>(handles, params, what, true);
-  if (call == "cudnn.batch_norm_forward_training")
-    return std::make_unique<BatchNorm>(handles, params, what, BatchNorm::Kind::Training);
-  if (call == "cudnn.batch_norm_forward_inference")
-    return std::make_unique<BatchNorm>(handles, params, what, BatchNorm::Kind::Inference);
-  if (call == "cudnn.batch_norm_backward")
-    return std::make_unique<BatchNorm>(handles, params, what, BatchNorm::Kind::Backward);
-  throw Error(fmt::format("{}: {} is no cuDNN call", what, call));
+  const auto it = cudnn_calls().find(call);
+  if (it == cudnn_calls().end()) throw Error(fmt::format("{}: {} is no cuDNN call", what, call));
+  return it->second(handles, params, what);
 }
 
 }  // namespace dlc::cuda

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "codegen/cuda/kernel_source.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "dlc/error.h"
 #include "runtime/plan/plan_values.h"
@@ -12,8 +13,6 @@
 namespace dlc::cuda {
 
 namespace {
-
-int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
 
 std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
 
@@ -35,13 +34,15 @@ DeviceMemoryLayout device_memory_layout(const plan::Plan& plan, const plan::Stag
     const plan::CudaStep& c = step.cuda();
     if (c.kind() == plan::CudaStep::KERNEL)
       m.workspace_bytes = std::max(m.workspace_bytes, plan.cuda_kernels(c.kernel()).workspace_bytes());
-    m.table_bytes += align256(c.table_size() * int64_t(sizeof(codegen::cuda::MultiTensorEntry)));
+    m.table_bytes +=
+        codegen::cuda::align256(c.table_size() * int64_t(sizeof(codegen::cuda::MultiTensorEntry)));
   }
   for (const auto* bindings : {&plan.inputs(), &plan.labels()})
     for (const plan::Binding& b : *bindings)
-      m.staging_bytes += align256(int64_t(plan::buffer_type(stage.buffers(b.buffer())).bytes()));
-  m.workspace_offset = align256(m.arena_bytes);
-  m.table_offset = m.workspace_offset + align256(m.workspace_bytes);
+      m.staging_bytes +=
+          codegen::cuda::align256(int64_t(plan::buffer_type(stage.buffers(b.buffer())).bytes()));
+  m.workspace_offset = codegen::cuda::align256(m.arena_bytes);
+  m.table_offset = m.workspace_offset + codegen::cuda::align256(m.workspace_bytes);
   m.staging_offset = m.table_offset + m.table_bytes;
   m.total_bytes = m.staging_offset + m.staging_bytes;
   return m;
