@@ -9,6 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang llvm-14-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev libgmock-dev libdnnl-dev
+  ocl-icd-opencl-dev  # dnnl's CMake package requires OpenCL (its GPU runtime), headers included
   libcli11-dev nlohmann-json3-dev libzip-dev libbenchmark-dev
   libonnx-testdata dataset-fashion-mnist python3-onnx python3-numpy
   libomp-dev libclang-rt-14-dev  # OpenMP and libFuzzer for clang builds (scripts/fuzz_import.sh)
