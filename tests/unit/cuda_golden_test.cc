@@ -10,12 +10,13 @@
 
 #include "codegen/cuda/layer_norm_emitter.h"
 #include "tests/unit/cuda_kernel_cases.h"
+#include "tests/unit/source_dir.h"
 
 namespace dlc::codegen::cuda {
 namespace {
 
 void check_golden(const std::string& file, const KernelSource& ks) {
-  const std::string path = std::string(DLC_SOURCE_DIR) + "/tests/golden/cuda/" + file;
+  const std::string path = dlc::test::source_dir() + "/tests/golden/cuda/" + file;
   const char* update = std::getenv("DLC_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {
     std::ofstream(path, std::ios::binary) << ks.source;

@@ -25,6 +25,7 @@
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
+#include "tests/unit/source_dir.h"
 #include "tools/driver/train_compile.h"
 
 namespace dlc {
@@ -35,9 +36,7 @@ using codegen::cuda::KernelSource;
 
 // The training plan of a parity model under `options`, lowered for the CPU and then moved to cuda:0.
 plan::Plan cuda_plan_of(const std::string& model, const driver::TrainCompileOptions& options) {
-  plan::Plan p = driver::compile_training(
-                     std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model + "/model.onnx", options)
-                     .plan;
+  plan::Plan p = driver::compile_training(test::parity_dir(model) + "/model.onnx", options).plan;
   for (plan::Stage& st : *p.mutable_stages()) st.set_device("cuda:0");
   return p;
 }

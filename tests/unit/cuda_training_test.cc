@@ -15,6 +15,7 @@
 #include "dlc/error.h"
 #include "dlc/session.h"
 #include "runtime/cuda/device.h"
+#include "tests/unit/source_dir.h"
 #include "tools/driver/train_compile.h"
 #include "tools/driver/trainer.h"
 
@@ -31,9 +32,7 @@ void PrintTo(const TrainingCase& c, std::ostream* os) {
   *os << c.model << " " << c.precision << " batch " << c.batch;
 }
 
-std::string data_dir(const TrainingCase& c) {
-  return std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + c.model;
-}
+std::string data_dir(const TrainingCase& c) { return test::parity_dir(c.model); }
 
 plan::Plan training_plan(const TrainingCase& c, const std::string& device) {
   driver::TrainCompileOptions options;

@@ -18,6 +18,7 @@
 #include "passes/loss_scaling.h"
 #include "passes/mixed_precision.h"
 #include "passes/optimizer.h"
+#include "tests/unit/source_dir.h"
 #include "tests/unit/training_test_util.h"
 #include "tools/driver/train_compile.h"
 
@@ -117,16 +118,6 @@ TEST(MixedPrecision, UnknownPrecisionIsAnError) {
   EXPECT_THROW(passes::parse_precision("fp8"), Error);
 }
 
-Tensor scalar_f32(float v) {
-  Tensor t(TensorType{DType::F32, {}});
-  *t.data<float>() = v;
-  return t;
-}
-
-std::string parity_dir(const std::string& model) {
-  return std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model;
-}
-
 // An Adam training session of the parity model `model` for its one batch `data`.
 std::unique_ptr<Session> parity_session(const std::string& model, const std::map<std::string, Tensor>& data,
                                         const std::string& precision, int64_t accumulate = 1) {
@@ -135,7 +126,7 @@ std::unique_ptr<Session> parity_session(const std::string& model, const std::map
   options.optimizer.kind = "adam";
   options.optimizer.accumulate = accumulate;
   options.precision = precision;
-  const driver::Compiled c = driver::compile_training(parity_dir(model) + "/model.onnx", options);
+  const driver::Compiled c = driver::compile_training(test::parity_dir(model) + "/model.onnx", options);
   return Session::create(c.plan, {1});
 }
 
@@ -146,9 +137,9 @@ float run_parity_step(Session& session, const std::map<std::string, Tensor>& dat
     if (data.count(in.name)) {
       session.set_input(in.name, data.at(in.name));
     } else if (in.name == passes::kLearningRateInput) {
-      session.set_input(in.name, scalar_f32(1e-3f));
+      session.set_input(in.name, Tensor::scalar_f32(1e-3f));
     } else if (in.name == passes::kStepInput) {
-      session.set_input(in.name, scalar_f32(float(step)));
+      session.set_input(in.name, Tensor::scalar_f32(float(step)));
     } else if (in.name == passes::kApplyInput) {
       Tensor t(TensorType{DType::Bool, {}});
       t.bytes[0] = apply;
@@ -165,7 +156,7 @@ float run_parity_step(Session& session, const std::map<std::string, Tensor>& dat
 // final loss scale (fp16) or stays as it is.
 std::vector<float> train_losses(const std::string& model, const std::string& precision, int steps,
                                 float* loss_scale = nullptr) {
-  const std::map<std::string, Tensor> data = read_npz(parity_dir(model) + "/data.npz");
+  const std::map<std::string, Tensor> data = read_npz(test::parity_dir(model) + "/data.npz");
   std::unique_ptr<Session> session = parity_session(model, data, precision);
   std::vector<float> losses;
   for (int k = 0; k < steps; ++k) losses.push_back(run_parity_step(*session, data, k + 1));
@@ -212,7 +203,7 @@ class SkippedStep : public testing::TestWithParam<int64_t> {};
 
 TEST_P(SkippedStep, IsNoAdamStep) {
   const int64_t micro = GetParam();
-  const std::map<std::string, Tensor> data = read_npz(parity_dir("mlp") + "/data.npz");
+  const std::map<std::string, Tensor> data = read_npz(test::parity_dir("mlp") + "/data.npz");
   auto iteration = [&](Session& s, int step) {
     for (int64_t k = 0; k < micro; ++k) run_parity_step(s, data, step, k == micro - 1);
   };
@@ -270,8 +261,8 @@ TEST(LossScaling, NonFiniteLossSkipsTheStep) {
   auto step = [&](float label, int k) {
     s->set_input("x", Tensor(TensorType{DType::F32, {2, 3}}));
     s->set_input("label", Tensor::from_double(DType::F32, std::vector<double>(6, label), {2, 3}));
-    s->set_input(passes::kLearningRateInput, scalar_f32(0.1f));
-    s->set_input(passes::kStepInput, scalar_f32(float(k)));
+    s->set_input(passes::kLearningRateInput, Tensor::scalar_f32(0.1f));
+    s->set_input(passes::kStepInput, Tensor::scalar_f32(float(k)));
     s->run();
     return *s->output(s->outputs().at(0).name).data<float>();
   };

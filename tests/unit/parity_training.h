@@ -9,6 +9,7 @@
 
 #include "dlc/npy.h"
 #include "dlc/session.h"
+#include "tests/unit/source_dir.h"
 #include "tools/driver/train_compile.h"
 
 namespace dlc::test {
@@ -22,18 +23,12 @@ struct TrainRun {
   std::map<std::string, Tensor> state;
 };
 
-inline Tensor scalar_f32(float v) {
-  Tensor t(TensorType{DType::F32, {}});
-  *t.data<float>() = v;
-  return t;
-}
-
 /// Trains `model` for `steps` steps with `optimizer` (lr 0.1 for SGD, else 1e-3), the fusion
 /// pass on or off, the plan's buffer sharing as given and the passes in `disabled` switched off.
 inline TrainRun train_parity_model(const std::string& model, const std::string& optimizer, bool fuse,
                                    int steps, const codegen::AliasOptions& aliases = {},
                                    const std::vector<std::string>& disabled = {}) {
-  const std::string dir = std::string(DLC_SOURCE_DIR) + "/tests/parity/data/" + model;
+  const std::string dir = parity_dir(model);
   const std::map<std::string, Tensor> data = read_npz(dir + "/data.npz");
   driver::TrainCompileOptions options;
   options.compile.import.batch = data.at("label").type.shape.at(0);
@@ -59,9 +54,9 @@ inline TrainRun train_parity_model(const std::string& model, const std::string& 
       if (data.count(in.name))
         session->set_input(in.name, data.at(in.name));
       else if (in.name == "lr")
-        session->set_input(in.name, scalar_f32(optimizer == "sgd" ? 0.1f : 1e-3f));
+        session->set_input(in.name, Tensor::scalar_f32(optimizer == "sgd" ? 0.1f : 1e-3f));
       else if (in.name == "step")
-        session->set_input(in.name, scalar_f32(float(k + 1)));
+        session->set_input(in.name, Tensor::scalar_f32(float(k + 1)));
       else
         ADD_FAILURE() << model << ": unexpected input " << in.name;
     }
