@@ -3,7 +3,7 @@
 with NVRTC compiling the kernels (needs the CUDA Toolkit, not a GPU): in fp32 by default, in
 --precisions (e.g. fp32,bf16,fp16), or in all three with DLC_CUDA_COMPILE_ALL=1 in the environment
 (bf16 and fp16 add 2x and 4x fp32's time: about 45 s on 2 busy cores). The
-model is torchvision's layout with random weights, written by make_resnet18_onnx.py (the onnx
+model is torchvision's layout with random weights, written by make_resnet_onnx.py (the onnx
 package only, no torch) to WORK_DIR/resnet18.onnx, and made again only when that file is older
 than the generator. The checks are cuda_compile.py's (compile_plan): every step bound, kernels
 stored once, library calls recorded. Prints each compile's time and statistics.
@@ -18,9 +18,9 @@ import time
 
 from cli_harness import Checks
 from cuda_compile import compile_plan
-from make_resnet18_onnx import make_resnet18
+from make_resnet_onnx import make_resnet
 
-GENERATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_resnet18_onnx.py")
+GENERATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_resnet_onnx.py")
 
 
 def model_path(work):
@@ -29,7 +29,7 @@ def model_path(work):
     if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(GENERATOR):
         os.makedirs(work, exist_ok=True)
         start = time.monotonic()
-        make_resnet18(path + ".tmp")
+        make_resnet(path + ".tmp", 18)
         os.replace(path + ".tmp", path)
         print(f"resnet18: generated {path} in {time.monotonic() - start:.1f} s")
     return path

@@ -107,12 +107,13 @@ class SelfAttention(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-LayerNorm transformer block: x + attention(LN(x)), then x + MLP(LN(x)) with GELU."""
+    """Pre-LayerNorm transformer block: x + attention(LN(x)), then x + MLP(LN(x)) with GELU; the
+    MLP is `mlp` times wider than the block."""
 
-    def __init__(self, d: int, heads: int, seq: int):
+    def __init__(self, d: int, heads: int, seq: int, mlp: int = 2):
         super().__init__()
         self.ln1, self.attn, self.ln2 = nn.LayerNorm(d), SelfAttention(d, heads, seq), nn.LayerNorm(d)
-        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+        self.mlp = nn.Sequential(nn.Linear(d, mlp * d), nn.GELU(), nn.Linear(mlp * d, d))
 
     def forward(self, x):
         x = x + self.attn(self.ln1(x))
@@ -120,14 +121,15 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Token + position embedding, two blocks, final LayerNorm, mean over positions, class head."""
+    """Token + position embedding, two blocks, final LayerNorm, mean over positions, class head.
+    (tools/bench/make_transformer_onnx.py writes this graph at any size without torch.)"""
 
     def __init__(self, vocab: int = 50, d: int = 32, heads: int = 2, blocks: int = 2, seq: int = 8,
-                 classes: int = 10):
+                 classes: int = 10, mlp: int = 2):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         self.pos = nn.Parameter(torch.randn(seq, d) * 0.02)
-        self.blocks = nn.Sequential(*(Block(d, heads, seq) for _ in range(blocks)))
+        self.blocks = nn.Sequential(*(Block(d, heads, seq, mlp) for _ in range(blocks)))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, classes)
 

@@ -36,29 +36,19 @@ import sys
 import time
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 import make_parity_models  # noqa: E402  (the parity models' PyTorch definitions)
 from make_fashion_cnn import build_fashion_cnn  # noqa: E402
+from report_json import write_report  # noqa: E402
+from torch_weights import load_onnx_weights  # noqa: E402
 
 PARITY_DATA = os.path.join(ROOT, "tests", "parity", "data")
 LR = 1e-3
-
-
-def load_onnx_weights(module: torch.nn.Module, onnx_path: str) -> None:
-    """Copies the ONNX initializers into the module's tensors of the same name."""
-    inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(onnx_path).graph.initializer}
-    state = module.state_dict()
-    missing = [k for k in state if k not in inits and not k.endswith("num_batches_tracked")]
-    if missing:
-        raise SystemExit(f"{onnx_path}: no initializers for {missing}")
-    module.load_state_dict({k: torch.from_numpy(inits[k].copy()) if k in inits else v for k, v in state.items()})
 
 
 def fashion_batch(out_dir: str, batch: int) -> tuple:
@@ -200,12 +190,7 @@ def main() -> None:
         report["results"].append(bench_model(args, name, threads))
     report["load_average_after"] = os.getloadavg()
     print_table(report, args, threads)
-    text = json.dumps(report, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    write_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The GPU benchmark (tools/bench/gpu_train_bench.py) checked where it can be without a GPU:
+
+  - its FLOP count: ResNet-50 at 224x224 is 4,089,184,256 multiply-adds a sample (the figure
+    torchvision and fvcore publish, 4.09 G), and the smoke transformer's count equals the
+    closed form blocks x (12 T d^2 + 2 T^2 d) + d x classes;
+  - a --smoke run in bf16: dlc compiles both models' CUDA training plans (ResNet-50's 53
+    convolutions and the transformer) for sm_90, and each dlc run either trains (with a GPU) or
+    ends with dlc's no-device error (without one); the PyTorch runs report speeds, or that torch
+    is missing; the JSON report has every field docs/benchmarks.md describes.
+
+usage: gpu_train_bench_smoke.py PATH/TO/dlc WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools", "bench"))
+import gpu_train_bench as bench  # noqa: E402
+from make_resnet_onnx import make_resnet  # noqa: E402
+
+NO_GPU = "dlc train: error: the plan runs on cuda:0, but no CUDA device is available here"
+RESNET50_MACS = 4_089_184_256
+
+
+def main() -> int:
+    dlc, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    failures = []
+
+    path = os.path.join(work, "resnet50_224.onnx")
+    make_resnet(path, 50, 224, 1000)
+    macs = bench.forward_flops_per_sample(path) / 2
+    if macs != RESNET50_MACS:
+        failures.append(f"ResNet-50 multiply-adds: {macs:.0f}, expected {RESNET50_MACS}")
+
+    report_path = os.path.join(work, "report.json")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "gpu_train_bench.py"), "--dlc", dlc,
+                        "--smoke", "--precisions", "bf16", "--steps", "1", "--warmup", "1", "--out", work, "--json",
+                        report_path], capture_output=True, text=True, timeout=1500)
+    if r.returncode != 0:
+        print(r.stderr, file=sys.stderr)
+        print(f"FAILED: gpu_train_bench.py exited {r.returncode}")
+        return 1
+    report = json.load(open(report_path))
+    gpu = os.path.exists("/dev/nvidia0")
+    for m in report["results"]:
+        shape = m["shape"]
+        if m["model"] == "gpt2":
+            t, d = shape["seq"], shape["d"]
+            expected = 3 * 2 * (shape["blocks"] * (12 * t * d * d + 2 * t * t * d) + d * 10)
+            if m["training_flops_per_sample"] != expected:
+                failures.append(f"gpt2 training FLOPs {m['training_flops_per_sample']}, expected {expected}")
+        variants = {run["variant"]: run for run in m["runs"]}
+        if set(variants) != {"dlc", "torch", "torch_compile"}:
+            failures.append(f"{m['model']}: variants {sorted(variants)}")
+            continue
+        run = variants["dlc"]
+        if "plan_stats" not in run or "compile_s" not in run:
+            failures.append(f"{m['model']} dlc: no compiled plan ({run.get('error')})")
+        elif gpu and not run.get("samples_per_s", 0) > 0:
+            failures.append(f"{m['model']} dlc on the GPU: {run.get('error')}")
+        elif not gpu and run.get("error") != NO_GPU:
+            failures.append(f"{m['model']} dlc without a GPU: {run.get('error')!r}, expected {NO_GPU!r}")
+        for peer in ("torch", "torch_compile"):
+            run = variants[peer]
+            if not (run.get("samples_per_s", 0) > 0 or "error" in run):
+                failures.append(f"{m['model']} {peer}: neither a speed nor an error: {run}")
+        print(f"{m['model']}: dlc compiled in {variants['dlc']['compile_s']} s; "
+              f"dlc: {variants['dlc'].get('error', 'trained')}; torch: "
+              f"{variants['torch'].get('error') or format(variants['torch']['samples_per_s'], '.1f') + ' samples/s'}")
+    for f in failures:
+        print(f"FAILED: {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
