@@ -197,7 +197,9 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
     batch = np.load(data)
     x, y = torch.from_numpy(batch["input"]).to(device), torch.from_numpy(batch["label"]).to(device)
     dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
-    scaler = torch.cuda.amp.GradScaler() if precision == "fp16" else None
+    scaler = None
+    if precision == "fp16":  # torch.amp.GradScaler since torch 2.3; torch.cuda.amp's is deprecated there
+        scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def step() -> float:
@@ -229,39 +231,60 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
             "peak_memory_bytes": torch.cuda.max_memory_allocated() if device == "cuda" else None}
 
 
-def bench_model(args, name: str, peaks: dict, started: float) -> dict:
+def prepare_model(args, name: str, report: dict) -> dict:
+    """Builds the model and its batch, counts its FLOPs, and adds its (empty) entry to the report."""
     shape = SHAPES[name]["smoke" if args.smoke else "full"]
     model, data = build_model(name, shape, args.out)
-    flops = 3.0 * forward_flops_per_sample(model)
-    result = {"model": name, "shape": shape, "training_flops_per_sample": flops, "runs": []}
+    result = {"model": name, "shape": shape, "training_flops_per_sample": 3.0 * forward_flops_per_sample(model),
+              "runs": [], "ratios": {}}
+    report["results"].append(result)
+    return {"result": result, "shape": shape, "model": model, "data": data}
+
+
+def run_variant(args, case: dict, variant: str, precision: str, peaks: dict, started: float) -> dict:
+    """One run; failures and the deadline are recorded in the result instead of raised."""
+    name, shape = case["result"]["model"], case["shape"]
+    info = {"variant": variant, "precision": precision}
+    if args.deadline and time.monotonic() - started > args.deadline:
+        return {**info, "skipped": f"deadline of {args.deadline:.0f} s reached"}
+    t0 = time.monotonic()
+    try:
+        if variant == "dlc":
+            info.update(dlc_variant(args, name, case["model"], case["data"], shape["batch"], precision))
+        else:
+            info.update(torch_variant(args, name, shape, case["model"], case["data"], precision,
+                                      variant == "torch_compile"))
+    except Exception as e:  # noqa: BLE001  (one failed variant must not end the report)
+        info["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
+    info["wall_s"] = round(time.monotonic() - t0, 1)
+    if "samples_per_s" in info:
+        info["mfu"] = case["result"]["training_flops_per_sample"] * info["samples_per_s"] / (peaks[precision] * 1e12)
+    return info
+
+
+def bench(args, peaks: dict, report: dict, started: float) -> None:
+    """Every variant of every model, precision by precision (the first precision's comparisons
+    come first, before a deadline can cut them), rewriting --json after each run so that a run
+    killed at its time limit leaves what it measured. `started`: the deadline's zero."""
+    cases = [prepare_model(args, name, report) for name in args.models]
     for precision in args.precisions:
-        for variant in VARIANTS:
-            if variant == "torch_compile" and precision not in args.compile_precisions:
-                continue
-            run_info = {"variant": variant, "precision": precision}
-            if args.deadline and time.monotonic() - started > args.deadline:
-                result["runs"].append({**run_info, "skipped": f"deadline of {args.deadline:.0f} s reached"})
-                continue
-            t0 = time.monotonic()
-            try:
-                if variant == "dlc":
-                    run_info.update(dlc_variant(args, name, model, data, shape["batch"], precision))
-                else:
-                    run_info.update(torch_variant(args, name, shape, model, data, precision, variant == "torch_compile"))
-            except Exception as e:  # noqa: BLE001  (one failed variant must not end the report)
-                run_info["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
-            run_info["wall_s"] = round(time.monotonic() - t0, 1)
-            if "samples_per_s" in run_info:
-                run_info["mfu"] = flops * run_info["samples_per_s"] / (peaks[precision] * 1e12)
-            result["runs"].append(run_info)
-            print(f"{name} {precision} {variant}: " + (f"{run_info['samples_per_s']:.1f} samples/s"
-                  if "samples_per_s" in run_info else run_info.get("error", run_info.get("skipped", "?"))),
-                  file=sys.stderr)
-    speed = {(r["variant"], r["precision"]): r["samples_per_s"] for r in result["runs"] if "samples_per_s" in r}
-    result["ratios"] = {f"dlc_over_{peer}_{p}": speed[("dlc", p)] / speed[(peer, p)]
-                        for p in args.precisions for peer in ("torch", "torch_compile")
-                        if ("dlc", p) in speed and (peer, p) in speed}
-    return result
+        for case in cases:
+            for variant in VARIANTS:
+                if variant == "torch_compile" and precision not in args.compile_precisions:
+                    continue
+                info = run_variant(args, case, variant, precision, peaks, started)
+                case["result"]["runs"].append(info)
+                if args.json:
+                    write_report(report, args.json)
+                outcome = f"{info['samples_per_s']:.1f} samples/s" if "samples_per_s" in info else \
+                    info.get("error", info.get("skipped", "?"))
+                print(f"{case['result']['model']} {precision} {variant}: {outcome}", file=sys.stderr)
+    for case in cases:
+        result = case["result"]
+        speed = {(r["variant"], r["precision"]): r["samples_per_s"] for r in result["runs"] if "samples_per_s" in r}
+        result["ratios"] = {f"dlc_over_{peer}_{p}": speed[("dlc", p)] / speed[(peer, p)]
+                            for p in args.precisions for peer in ("torch", "torch_compile")
+                            if ("dlc", p) in speed and (peer, p) in speed}
 
 
 def print_table(report: dict) -> None:
@@ -310,8 +333,7 @@ def main() -> int:
     report = {"schema": "dlc-gpu-bench/1", "gpu": gpu, "torch": torch.__version__ if torch is not None else None,
               "smoke": args.smoke, "steps": args.steps, "warmup": args.warmup, "lr": LR, "peak_tflops": peaks,
               "cuda_graph": args.cuda_graph, "dlc_device": args.dlc_device, "results": []}
-    for name in args.models:
-        report["results"].append(bench_model(args, name, peaks, started))
+    bench(args, peaks, report, started)
     report["seconds"] = round(time.monotonic() - started, 1)
     print_table(report)
     write_report(report, args.json)

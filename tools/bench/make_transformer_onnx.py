@@ -111,7 +111,9 @@ def make_transformer(vocab: int = 50257, d: int = 768, heads: int = 12, blocks: 
     graph = helper.make_graph(b.nodes, "transformer", [helper.make_tensor_value_info(
         "input", TensorProto.INT64, ["N", seq])], [helper.make_tensor_value_info(
             "logits", TensorProto.FLOAT, ["N", classes])], b.inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="dlc-bench")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="dlc-bench")
+    model.ir_version = 8  # what onnx 1.12 writes for opset 17, whichever onnx runs this
+    return model
 
 
 def main() -> int:
