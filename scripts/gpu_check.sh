@@ -1,60 +1,140 @@
 #!/usr/bin/env bash
 # The GPU check: one command, on a machine with an NVIDIA GPU (an H200 in mind, under 8 minutes),
-# that builds the CUDA tests for sm_90 (Release, warnings as errors), runs them — NVRTC
-# compilation of every generated kernel, and every kernel against the CPU reference — and writes
-# one JSON report (format: docs/benchmarks.md, "GPU check").
+# that runs the CUDA tests — NVRTC compilation of every generated kernel, every kernel against
+# the CPU reference, whole training steps CUDA vs CPU, CUDA Graph replay vs eager — and then, in
+# the time left, the GPU benchmarks (tools/bench/gpu_train_bench.py: ResNet-50 and the
+# GPT-2-small-shaped transformer, dlc against PyTorch eager and torch.compile), writing one JSON
+# report (format: docs/benchmarks.md, "GPU check").
 #
 #   scripts/gpu_check.sh [REPORT.json]     default: $OUT/gpu_check.json, else ./gpu_check.json
-# BUILD_DIR (default build-gpu) and JOBS (default: all cores) as in scripts/build.sh.
-# Exit status 0 only when the build succeeded, a GPU was used and every test passed.
+#
+# The binaries come from .gpu-bundle/bundle.tar.xz when it is there (scripts/gpu_bundle.sh, made
+# on a machine with dlc's build dependencies; the lent GPU machine has none of them), else from a
+# Release build for sm_90 here (BUILD_DIR, default build-gpu; JOBS as in scripts/build.sh).
+# DLC_GPU_CHECK_SECONDS (default 480) is the time the check aims to end within; the benchmarks
+# get what the tests leave (none below 60 s); DLC_GPU_BENCH_ARGS adds options to
+# gpu_train_bench.py (`--smoke` tries the whole script on a machine without a GPU). Exit status 0 only when the binaries are there, a
+# GPU was used and every test passed; the benchmarks' figures and errors are in the report.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 report=${1:-${OUT:-.}/gpu_check.json}
 build=${BUILD_DIR:-build-gpu}
 jobs=${JOBS:-$(nproc)}
+budget=${DLC_GPU_CHECK_SECONDS:-480}
+bundle=$root/.gpu-bundle/bundle.tar.xz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cd "$root"
+cd "$root" || exit 1
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 commit=$(git rev-parse --short HEAD 2> /dev/null || echo unknown)
+t0=$(date +%s)
 
 # GPU and driver, as nvidia-smi reports them ("" where it is missing).
 nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader \
   > "$work/gpu.csv" 2> /dev/null || true
 
-t0=$(date +%s)
+# Folders holding the CUDA libraries the bundle leaves to this machine: the toolkit's, the
+# system's, and those of pip's nvidia-* wheels (PyTorch's cuDNN and cuBLAS).
+cuda_library_dirs() {
+  local dirs=() d p
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu; do
+    [ -d "$d" ] && dirs+=("$d")
+  done
+  for p in $(python3 -c 'import nvidia; print(" ".join(nvidia.__path__))' 2> /dev/null); do
+    for d in "$p"/*/lib "$p"/*/lib64; do [ -d "$d" ] && dirs+=("$d"); done
+  done
+  (IFS=:; echo "${dirs[*]}")
+}
+
 build_ok=1
-{
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLC_WERROR=ON -DDLC_BUILD_BENCHMARKS=OFF &&
-    timeout 420 cmake --build "$build" -j "$jobs" --target dlc_cuda_tests
-} > "$work/build.log" 2>&1 || build_ok=0
+if [ -f "$bundle" ]; then
+  mode=bundle
+  mkdir -p "$work/bundle"
+  if tar -C "$work/bundle" -xJf "$bundle" > "$work/build.log" 2>&1; then
+    bin=$work/bundle/bin
+    cuda_dirs=$(cuda_library_dirs)
+    export LD_LIBRARY_PATH="$work/bundle/lib:$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export DLC_SOURCE_DIR=$root  # the tests' data files: this checkout, not the bundle's build folder
+    cat "$work/bundle/MANIFEST" >> "$work/build.log"
+    missing=$(ldd "$bin/dlc" "$bin/dlc_cuda_tests" | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+    if [ -n "$missing" ]; then
+      echo "shared libraries not found here: $missing(LD_LIBRARY_PATH=$LD_LIBRARY_PATH)" >> "$work/build.log"
+      build_ok=0
+    fi
+  else
+    build_ok=0
+  fi
+  tests_bin=${bin:-}/dlc_cuda_tests dlc_bin=${bin:-}/dlc
+else
+  mode=build
+  {
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLC_WERROR=ON -DDLC_BUILD_BENCHMARKS=OFF &&
+      timeout 420 cmake --build "$build" -j "$jobs" --target dlc_cuda_tests dlc
+  } > "$work/build.log" 2>&1 || build_ok=0
+  tests_bin=$build/tests/dlc_cuda_tests dlc_bin=$build/tools/dlc
+fi
+# NVRTC finds cuda_fp16.h through DLC_CUDA_INCLUDE_DIR where the toolkit is not where it was at
+# build time.
+if [ -z "${DLC_CUDA_INCLUDE_DIR:-}" ]; then
+  for d in /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include \
+    "$(dirname "$(command -v nvcc || echo /nonexistent/bin/nvcc)")/../include"; do
+    if [ -f "$d/cuda_fp16.h" ]; then export DLC_CUDA_INCLUDE_DIR=$d; break; fi
+  done
+fi
 t1=$(date +%s)
 
 tests_rc=-1
 if [ "$build_ok" = 1 ]; then
-  timeout 240 "$build/tests/dlc_cuda_tests" --gtest_output="json:$work/gtest.json" > "$work/tests.log" 2>&1
+  timeout 240 "$tests_bin" --gtest_output="json:$work/gtest.json" > "$work/tests.log" 2>&1
   tests_rc=$?
 fi
 t2=$(date +%s)
 
-/usr/bin/python3 - "$report" "$work" "$started" "$commit" "$build_ok" "$((t1 - t0))" "$tests_rc" "$((t2 - t1))" <<'PY'
+# The benchmarks: with python3 that has torch and onnx (else with one that has onnx: dlc alone).
+bench_note=""
+left=$((budget - (t2 - t0)))
+if [ "$build_ok" != 1 ]; then
+  bench_note="no binaries"
+elif [ "$left" -lt 60 ]; then
+  bench_note="skipped: ${left}s of the ${budget}s budget left after the tests"
+else
+  py=""
+  for candidate in python3 /usr/bin/python3; do
+    if "$candidate" -c 'import onnx, numpy' 2> /dev/null; then py=$candidate; break; fi
+  done
+  if [ -z "$py" ]; then
+    bench_note="skipped: no python3 with onnx and numpy"
+  else
+    # Variants start until 60 s before the budget's end; the one running then may finish late.
+    # shellcheck disable=SC2086  # DLC_GPU_BENCH_ARGS: more options, split on spaces (e.g. --smoke)
+    timeout $((left + 60)) "$py" tools/bench/gpu_train_bench.py --dlc "$dlc_bin" --deadline $((left - 60)) \
+      --out "$work/bench" --json "$work/bench.json" ${DLC_GPU_BENCH_ARGS:-} > "$work/bench.log" 2>&1 ||
+      bench_note="gpu_train_bench.py exited $? (see log_tail)"
+  fi
+fi
+t3=$(date +%s)
+
+python3 - "$report" "$work" "$started" "$commit" "$mode" "$build_ok" "$((t1 - t0))" "$tests_rc" "$((t2 - t1))" \
+  "$((t3 - t2))" "$bench_note" << 'PY'
 import json, os, sys
 
-report, work, started, commit, build_ok, build_s, tests_rc, tests_s = sys.argv[1:]
+report, work, started, commit, mode, build_ok, build_s, tests_rc, tests_s, bench_s, bench_note = sys.argv[1:]
 def read(name):
     path = os.path.join(work, name)
     return open(path, errors="replace").read() if os.path.exists(path) else ""
 
 gpu = [f.strip() for f in read("gpu.csv").splitlines()[0].split(",")] if read("gpu.csv").strip() else []
 out = {
-    "schema": "dlc-gpu-check/1",
+    "schema": "dlc-gpu-check/2",
     "started": started,
     "commit": commit,
     "gpu": dict(zip(["name", "driver", "compute_capability", "memory"], gpu)) if gpu else None,
-    "build": {"ok": build_ok == "1", "seconds": int(build_s), "target": "dlc_cuda_tests",
+    "build": {"mode": mode, "ok": build_ok == "1", "seconds": int(build_s),
+              "manifest": read("bundle/MANIFEST").strip() if mode == "bundle" else None,
               "log_tail": read("build.log")[-4000:] if build_ok != "1" else ""},
     "tests": None,
+    "benchmarks": None,
 }
 cases, failures = [], []
 g = json.loads(read("gtest.json")) if read("gtest.json") else None
@@ -71,6 +151,9 @@ if g:
                     "failed": count("failed"), "skipped": count("skipped"), "failures": failures, "cases": cases}
 elif build_ok == "1":
     out["tests"] = {"exit_code": int(tests_rc), "seconds": int(tests_s), "log_tail": read("tests.log")[-4000:]}
+bench = json.loads(read("bench.json")) if read("bench.json") else None
+out["benchmarks"] = {"seconds": int(bench_s), "note": bench_note, "report": bench,
+                     "log_tail": read("bench.log")[-3000:] if bench_note or not bench else ""}
 t = out["tests"] or {}
 # A GPU run skips nothing: a skip means no device was found (or a reference kernel is missing).
 out["ok"] = bool(out["build"]["ok"] and t.get("total") and t.get("failed") == 0 and t.get("skipped") == 0)
@@ -78,9 +161,11 @@ os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
 with open(report, "w") as f:
     json.dump(out, f, indent=1)
     f.write("\n")
-print(f"gpu_check: ok={out['ok']} build={out['build']['ok']} ({build_s}s) tests: "
+runs = [r for m in (bench or {}).get("results", []) for r in m["runs"]]
+print(f"gpu_check: ok={out['ok']} binaries={mode} {'ok' if build_ok == '1' else 'FAILED'} ({build_s}s) tests: "
       + (f"{t.get('passed')}/{t.get('total')} passed, {t.get('failed')} failed, {t.get('skipped')} skipped ({tests_s}s)"
          if t.get("total") is not None else "not run")
-      + f" -> {report}")
+      + f"; benchmarks: {sum('samples_per_s' in r for r in runs)} of {len(runs)} runs measured ({bench_s}s)"
+      + (f" [{bench_note}]" if bench_note else "") + f" -> {report}")
 sys.exit(0 if out["ok"] else 1)
 PY
