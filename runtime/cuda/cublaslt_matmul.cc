@@ -33,14 +33,14 @@ void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T
   DLC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));
 }
 
-cublasLtMatrixLayout_t layout(cudaDataType_t type, const GemmMatrix& m, int64_t batch) {
-  cublasLtMatrixLayout_t l = nullptr;
-  DLC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, uint64_t(m.rows), uint64_t(m.cols), m.ld));
+CublasLtMatmul::Layout layout(cudaDataType_t type, const GemmMatrix& m, int64_t batch) {
+  CublasLtMatmul::Layout l;
+  DLC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l.out(), type, uint64_t(m.rows), uint64_t(m.cols), m.ld));
   if (batch > 1) {
     const int32_t count = int32_t(batch);
     DLC_CUBLAS_CHECK(
-        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    DLC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+        cublasLtMatrixLayoutSetAttribute(l.get(), CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    DLC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l.get(), CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                                                       &m.batch_stride, sizeof(m.batch_stride)));
   }
   return l;
@@ -67,13 +67,13 @@ CublasLtMatmul::CublasLtMatmul(LibraryHandles& handles, const Attrs& params, con
   beta_ = float(params.f("beta", 0.0));
   bias_ = epilogue == "bias" || epilogue == "bias_relu";
 
-  DLC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  set(desc_, CUBLASLT_MATMUL_DESC_TRANSA, p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
-  set(desc_, CUBLASLT_MATMUL_DESC_TRANSB, p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
-  set(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue_of(epilogue, what));
+  DLC_CUBLAS_CHECK(cublasLtMatmulDescCreate(desc_.out(), CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  set(desc_.get(), CUBLASLT_MATMUL_DESC_TRANSA, p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
+  set(desc_.get(), CUBLASLT_MATMUL_DESC_TRANSB, p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
+  set(desc_.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue_of(epilogue, what));
   if (bias_) {
-    set(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, type);
-    set(desc_, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t(0));  // one bias for every batch
+    set(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, type);
+    set(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t(0));  // one bias for every batch
   }
   first_ = layout(type, p.first, p.batch);
   second_ = layout(type, p.second, p.batch);
@@ -85,38 +85,29 @@ CublasLtMatmul::CublasLtMatmul(LibraryHandles& handles, const Attrs& params, con
     std::memcpy(&algo_, cached.data(), sizeof(algo_));
     return;
   }
-  cublasLtMatmulPreference_t pref = nullptr;
-  DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  OwnedHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(pref.out()));
   const uint64_t max_workspace = workspace_bytes_;
-  DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+  DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &max_workspace, sizeof(max_workspace)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_, desc_, first_, second_, d_, d_, pref, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  DLC_CUBLAS_CHECK(status);
+  DLC_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, desc_.get(), first_.get(), second_.get(), d_.get(),
+                                                  d_.get(), pref.get(), 1, &result, &found));
   if (found == 0) throw Error(fmt::format("{}: cuBLASLt has no algorithm for {}", what, key));
   algo_ = result.algo;
   cached.assign(reinterpret_cast<const char*>(&algo_), sizeof(algo_));
 }
 
-CublasLtMatmul::~CublasLtMatmul() {
-  if (d_) cublasLtMatrixLayoutDestroy(d_);
-  if (second_) cublasLtMatrixLayoutDestroy(second_);
-  if (first_) cublasLtMatrixLayoutDestroy(first_);
-  if (desc_) cublasLtMatmulDescDestroy(desc_);
-}
-
 void CublasLtMatmul::run(const LibraryOperands& o, void* workspace, cudaStream_t stream) const {
   const void *a = o.input(0), *b = o.input(1), *bias = o.input(2), *residual = o.input(3);
   void* d = o.output(0);
-  if (bias_) set(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  if (bias_) set(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   // cuBLASLt's first operand is the step's B, its second the step's A (gemm_problem.h); with
   // beta = 0 matrix C is not read, and D stands in for it.
-  DLC_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha_, b, first_, a, second_, &beta_,
-                                  residual ? residual : d, d_, d, d_, &algo_, workspace, workspace_bytes_,
-                                  stream));
+  DLC_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_.get(), &alpha_, b, first_.get(), a, second_.get(), &beta_,
+                                  residual ? residual : d, d_.get(), d, d_.get(), &algo_, workspace,
+                                  workspace_bytes_, stream));
 }
 
 }  // namespace dlc::cuda

@@ -12,6 +12,7 @@
 #include "dlc/attributes.h"
 #include "runtime/cuda/gemm_problem.h"
 #include "runtime/cuda/library_call.h"
+#include "runtime/cuda/owned_handle.h"
 
 namespace dlc::cuda {
 
@@ -20,13 +21,12 @@ constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
 
 class CublasLtMatmul final : public LibraryCall {
  public:
+  using Layout = OwnedHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+
   /// Builds the descriptors of the step whose parameters are `params` and picks its algorithm for
   /// kCublasLtWorkspaceBytes of scratch (cached per problem in `handles`). Throws dlc::Error naming
   /// `what` (an integer dtype, a partial batch broadcast, no algorithm).
   CublasLtMatmul(LibraryHandles& handles, const Attrs& params, const std::string& what);
-  ~CublasLtMatmul() override;
-  CublasLtMatmul(const CublasLtMatmul&) = delete;
-  CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;
 
   size_t workspace_bytes() const override { return workspace_bytes_; }
   /// D (output 0) = act(alpha * A B + bias + residual) of inputs A, B, bias?, residual?.
@@ -34,8 +34,8 @@ class CublasLtMatmul final : public LibraryCall {
 
  private:
   cublasLtHandle_t handle_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, d_ = nullptr;
+  OwnedHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc_;
+  Layout first_, second_, d_;
   cublasLtMatmulAlgo_t algo_{};
   float alpha_ = 1, beta_ = 0;
   bool bias_ = false;

@@ -24,6 +24,7 @@
 #include "runtime/cuda/kernel_launch.h"
 #include "runtime/cuda/library_call.h"
 #include "runtime/cuda/module.h"
+#include "runtime/cuda/owned_handle.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
 #include "runtime/step_profile.h"
@@ -52,27 +53,11 @@ CompiledProgram program_of(const plan::CudaKernel& k) {
   return p;
 }
 
-// Owns a CUDA runtime object: destroyed with `Destroy` when set (also when the session's
-// constructor throws half way).
-template <typename T, cudaError_t (*Destroy)(T)>
-class Owned {
- public:
-  Owned() = default;
-  ~Owned() {
-    if (v_) Destroy(v_);
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  T* out() { return &v_; }  // for the create call
-  T get() const { return v_; }
-
- private:
-  T v_ = nullptr;
-};
-using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
-using Event = Owned<cudaEvent_t, cudaEventDestroy>;
-using GraphExec = Owned<cudaGraphExec_t, cudaGraphExecDestroy>;
-using PinnedBuffer = Owned<void*, cudaFreeHost>;
+using Stream = OwnedHandle<cudaStream_t, cudaStreamDestroy>;
+using Event = OwnedHandle<cudaEvent_t, cudaEventDestroy>;
+using Graph = OwnedHandle<cudaGraph_t, cudaGraphDestroy>;
+using GraphExec = OwnedHandle<cudaGraphExec_t, cudaGraphExecDestroy>;
+using PinnedBuffer = OwnedHandle<void*, cudaFreeHost>;
 
 struct DeviceCopy {
   void* dst = nullptr;
@@ -93,7 +78,7 @@ struct StagedInput {
   Session::Signature signature;
   void* arena = nullptr;
   void* staging = nullptr;
-  std::unique_ptr<PinnedBuffer> pinned = std::make_unique<PinnedBuffer>();
+  PinnedBuffer pinned;
   size_t bytes = 0;
   bool pending = false;  // uploaded to staging, not yet copied into the arena
 };
@@ -185,10 +170,10 @@ class CudaSession final : public Session {
       throw Error(
           fmt::format("input '{}': expected {}, got {}", name, in.signature.type.str(), value.type.str()));
     DLC_CUDA_CHECK(cudaStreamSynchronize(copy_.get()));  // the pinned buffer's last upload is done
-    std::memcpy(in.pinned->get(), value.bytes.data(), in.bytes);
+    std::memcpy(in.pinned.get(), value.bytes.data(), in.bytes);
     DLC_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), consumed_.get(), 0));
     DLC_CUDA_CHECK(
-        cudaMemcpyAsync(in.staging, in.pinned->get(), in.bytes, cudaMemcpyHostToDevice, copy_.get()));
+        cudaMemcpyAsync(in.staging, in.pinned.get(), in.bytes, cudaMemcpyHostToDevice, copy_.get()));
     DLC_CUDA_CHECK(cudaEventRecord(uploaded_.get(), copy_.get()));
     in.pending = true;
   }
@@ -294,7 +279,7 @@ class CudaSession final : public Session {
         in.arena = arena_ + st.buffers(b.buffer()).offset();
         in.staging = staging;
         in.bytes = in.signature.type.bytes();
-        DLC_CUDA_CHECK(cudaMallocHost(in.pinned->out(), std::max<size_t>(in.bytes, 1)));
+        DLC_CUDA_CHECK(cudaMallocHost(in.pinned.out(), std::max<size_t>(in.bytes, 1)));
         staging += codegen::cuda::align256(int64_t(in.bytes));
         inputs_.push_back(in.signature);
         inputs_staged_.push_back(std::move(in));
@@ -337,19 +322,16 @@ class CudaSession final : public Session {
   }
 
   void capture_graph() {
-    cudaGraph_t graph = nullptr;
+    Graph graph;
     DLC_CUDA_CHECK(cudaStreamBeginCapture(compute_.get(), cudaStreamCaptureModeThreadLocal));
     try {
       for (PreparedStep& s : steps_) run_step(s);
     } catch (...) {
-      cudaStreamEndCapture(compute_.get(), &graph);
-      if (graph) cudaGraphDestroy(graph);
+      cudaStreamEndCapture(compute_.get(), graph.out());  // ends the capture; the graph is released
       throw;
     }
-    DLC_CUDA_CHECK(cudaStreamEndCapture(compute_.get(), &graph));
-    const cudaError_t status = cudaGraphInstantiate(graph_exec_.out(), graph, 0);
-    cudaGraphDestroy(graph);
-    DLC_CUDA_CHECK(status);
+    DLC_CUDA_CHECK(cudaStreamEndCapture(compute_.get(), graph.out()));
+    DLC_CUDA_CHECK(cudaGraphInstantiate(graph_exec_.out(), graph.get(), 0));
   }
 
   StagedInput& staged(const std::string& name) {

@@ -11,6 +11,7 @@
 #include "codegen/cuda/kernel_source.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
+#include "runtime/cuda/owned_handle.h"
 #include "runtime/cuda/window_geometry.h"
 
 namespace dlc::cuda {
@@ -19,31 +20,11 @@ namespace {
 
 const float kOne = 1.0f, kZero = 0.0f;
 
-// An owned cuDNN descriptor.
-template <typename T, cudnnStatus_t (*Destroy)(T)>
-class Descriptor {
- public:
-  Descriptor() = default;
-  explicit Descriptor(T d) : d_(d) {}
-  ~Descriptor() {
-    if (d_) Destroy(d_);
-  }
-  Descriptor(Descriptor&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
-  Descriptor& operator=(Descriptor&& o) noexcept {
-    std::swap(d_, o.d_);
-    return *this;
-  }
-  T get() const { return d_; }
-  explicit operator bool() const { return d_ != nullptr; }
-
- private:
-  T d_ = nullptr;
-};
-using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
-using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
-using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
-using PoolDesc = Descriptor<cudnnPoolingDescriptor_t, cudnnDestroyPoolingDescriptor>;
-using ActivationDesc = Descriptor<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
+using TensorDesc = OwnedHandle<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
+using FilterDesc = OwnedHandle<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
+using ConvDesc = OwnedHandle<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
+using PoolDesc = OwnedHandle<cudnnPoolingDescriptor_t, cudnnDestroyPoolingDescriptor>;
+using ActivationDesc = OwnedHandle<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
 
 cudnnDataType_t data_type(const std::string& dtype, const std::string& what) {
   if (dtype == "f32") return CUDNN_DATA_FLOAT;
