@@ -3,36 +3,11 @@
 
 #include <vector>
 
-#include "dlc/multi_tensor_update.h"
+#include "dlc/in_place_operands.h"
 
 namespace dlc::codegen {
 
 namespace {
-
-// Kernels whose paired result and operand are read and written element by element, same index
-// (runtime/cpu/kernels/optimizer_update.cc, norm.cc, elementwise.cc's map_binary).
-int in_place_input(ir::OpKind op, const Attrs& attrs, int output) {
-  switch (op) {
-    case ir::OpKind::SgdUpdate:  // p, grad, velocity, lr -> p', velocity'
-      return output == 0 ? 0 : output == 1 ? 2 : -1;
-    case ir::OpKind::AdamUpdate:  // p, grad, m, v, lr, step -> p', m', v'
-      return output == 0 ? 0 : output == 1 ? 2 : output == 2 ? 3 : -1;
-    case ir::OpKind::RmspropUpdate:  // p, grad, square_avg, lr, grad_avg, buf -> p', sq', ga', buf'
-      return output == 0 ? 0 : output == 1 ? 2 : output == 2 ? 4 : output == 3 ? 5 : -1;
-    case ir::OpKind::BatchNormalization:  // x, scale, bias, mean, var -> y, mean', var'
-      return attrs.i("training_mode", 0) != 0 && (output == 1 || output == 2) ? output + 2 : -1;
-    case ir::OpKind::MultiTensorUpdate: {  // each tensor's pairs of its single update
-      const std::string update = attrs.s("update", "");
-      const MultiTensorLayout* layout = find_multi_tensor_layout(update);
-      const std::optional<ir::OpKind> single = ir::parse_op(update);
-      if (!layout || !single) return -1;
-      const int input = in_place_input(*single, attrs, output % layout->outputs);
-      return input < 0 ? -1 : layout->merged_input(output / layout->outputs, input);
-    }
-    default:
-      return -1;
-  }
-}
 
 bool is_binary_arithmetic(ir::OpKind op) {
   return op == ir::OpKind::Add || op == ir::OpKind::Sub || op == ir::OpKind::Mul || op == ir::OpKind::Div;
@@ -52,7 +27,9 @@ bool may_write_in_place(const ir::Node& n, int output, int input) {
   const ir::Value* in = n.inputs.at(size_t(input));
   if (!out || !in || out->type != in->type) return false;
   if (is_binary_arithmetic(n.op)) return output == 0 && input <= 1;
-  return in_place_input(n.op, n.attrs, output) == input;
+  // The kernels read and write these pairs element by element, same index
+  // (runtime/cpu/kernels/optimizer_update.cc, norm.cc; the CUDA ones and cuDNN update in place).
+  return in_place_operand(ir::op_name(n.op), n.attrs, output) == input;
 }
 
 BufferAliases plan_buffer_aliases(const ir::Graph& g, const AliasOptions& options) {

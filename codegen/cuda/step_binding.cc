@@ -20,6 +20,7 @@
 #include "codegen/cuda/softmax_emitter.h"
 #include "dlc/error.h"
 #include "dlc/expr_program.h"
+#include "dlc/in_place_operands.h"
 #include "dlc/multi_tensor_update.h"
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_values.h"
@@ -336,27 +337,25 @@ StepBinding embedding(const StepView& s, bool backward) {
 }
 
 // The table rows and copies of tensor k's update. The kernels update in place, so each result
-// (param', state'…) first gets its operand's bytes; a row points at the results and the gradient:
-// {param', grad, state 1', state 2'} — the single op's non-scalar operands from index 2 on are
-// its states, result j + 1 the update of the j-th (an absent one gives an absent result).
+// (param', state'…) first gets the bytes of the operand it updates (dlc/in_place_operands.h); a
+// row points at the results and the gradient: {param', grad, state 1', state 2'} (an absent state
+// gives an absent result).
 void optimizer_row(const StepView& s, const MultiTensorLayout& layout, int k,
                    const std::function<int(int, int)>& input_of, StepBinding& b) {
-  auto output_of = [&](int j) { return layout.merged_output(k, j); };
   std::array<OperandRef, 4> row;
-  row[0] = output_operand(output_of(0));
   row[1] = input_operand(input_of(k, 1));
-  std::vector<std::pair<int, int>> pairs = {{input_of(k, 0), output_of(0)}};
-  int result = 1;
-  for (int i = 2; i < layout.inputs; ++i)
-    if (!layout.is_scalar(i)) pairs.emplace_back(input_of(k, i), output_of(result++));
-  int slot = 2;
-  for (const auto& [in, out] : pairs) {
+  size_t slot = 2;  // the present states' results
+  for (int j = 0; j < layout.outputs; ++j) {
+    const int out = layout.merged_output(k, j), in = input_of(k, in_place_operand(layout.update, s.attrs, j));
     if (!s.has_output(out)) continue;
     if (!s.has_input(in)) s.fail(fmt::format("result {} updates an absent operand {}", out, in));
     b.copies.emplace_back(in, out);
-    if (out == output_of(0)) continue;
-    if (slot == 4) s.fail("more than two optimizer states (a table row holds two)");
-    row[size_t(slot++)] = output_operand(out);
+    if (j == 0) {
+      row[0] = output_operand(out);
+    } else {
+      if (slot == row.size()) s.fail("more than two optimizer states (a table row holds two)");
+      row[slot++] = output_operand(out);
+    }
   }
   b.table.push_back(row);
 }
@@ -593,7 +592,7 @@ StepBinding batch_norm(const StepView& s, std::string call) {
   // cuDNN updates the running statistics in place: the results start as the statistics.
   if (training)
     for (int i = 1; i <= 2; ++i)
-      if (s.has_output(i)) b.copies.emplace_back(i + 2, i);
+      if (s.has_output(i)) b.copies.emplace_back(in_place_operand("BatchNormalization", s.attrs, i), i);
   return b;
 }
 
