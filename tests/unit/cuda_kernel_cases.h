@@ -125,6 +125,8 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));            // block per row
   v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));          // columns
   v.push_back(emit_reduce({ReduceOp::Sum, t, 1, 65536, 64}));           // columns, split
+  v.push_back(emit_reduce({ReduceOp::Max, t, 3, 4, 5}));                // columns: max
+  v.push_back(emit_reduce({ReduceOp::Max, t, 1, 65536, 64}));           // columns, split: max
   v.push_back(fused_reduce(t, ReduceOp::Sum, 96, 1000, 96, 1000, 1));   // fused: rows
   v.push_back(fused_reduce(t, ReduceOp::Mean, 300, 100, 1, 300, 100));  // fused: columns
   v.push_back(

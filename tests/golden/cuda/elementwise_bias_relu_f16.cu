@@ -9,6 +9,8 @@
 
 __device__ __forceinline__ float dlc_inf() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ float dlc_nan() { return __int_as_float(0x7fffffff); }
+// max that propagates NaN as torch's max reductions do (fmaxf would drop it)
+__device__ __forceinline__ float dlc_nan_max(float a, float b) { return b != b || b > a ? b : a; }
 __device__ __forceinline__ float dlc_to_float(float v) { return v; }
 template <typename T>
 __device__ __forceinline__ T dlc_from_float(float v);

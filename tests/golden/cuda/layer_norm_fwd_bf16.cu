@@ -4,6 +4,8 @@
 
 __device__ __forceinline__ float dlc_inf() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ float dlc_nan() { return __int_as_float(0x7fffffff); }
+// max that propagates NaN as torch's max reductions do (fmaxf would drop it)
+__device__ __forceinline__ float dlc_nan_max(float a, float b) { return b != b || b > a ? b : a; }
 __device__ __forceinline__ float dlc_to_float(float v) { return v; }
 template <typename T>
 __device__ __forceinline__ T dlc_from_float(float v);
@@ -15,8 +17,7 @@ __device__ __forceinline__ __nv_bfloat16 dlc_from_float<__nv_bfloat16>(float v) 
 
 // Reductions over a warp or a 1-D block (blockDim.x a multiple of 32); every thread of it must
 // call, and every thread gets the result. `scratch` is 32 floats of shared memory. Max propagates
-// NaN as torch's max reductions do (fmaxf would drop it).
-__device__ __forceinline__ float dlc_nan_max(float a, float b) { return b != b || b > a ? b : a; }
+// NaN (dlc_nan_max).
 __device__ __forceinline__ float dlc_warp_sum(float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
