@@ -38,8 +38,52 @@ std::string op_helper(ExprOp op) {
     case ExprOp::ReluGrad:
       return "__device__ __forceinline__ float dlc_relu_grad(float dy, float y) { return y > 0.0f ? dy : "
              "0.0f; }\n";
+    case ExprOp::Sign:  // 0 and NaN pass through, as the CPU kernel
+      return "__device__ __forceinline__ float dlc_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f "
+             ": x; "
+             "}\n";
+    case ExprOp::Softplus:  // log(1 + exp(x)) without overflow, as the CPU kernel
+      return "__device__ __forceinline__ float dlc_softplus(float x) {\n"
+             "  return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));\n"
+             "}\n";
     default:
       return "";
+  }
+}
+
+// The CUDA math library's float function of a one-operand math op (Round: rintf, half to even).
+const char* math_function(ExprOp op) {
+  switch (op) {
+    case ExprOp::Sin:
+      return "sinf";
+    case ExprOp::Cos:
+      return "cosf";
+    case ExprOp::Tan:
+      return "tanf";
+    case ExprOp::Asin:
+      return "asinf";
+    case ExprOp::Acos:
+      return "acosf";
+    case ExprOp::Atan:
+      return "atanf";
+    case ExprOp::Sinh:
+      return "sinhf";
+    case ExprOp::Cosh:
+      return "coshf";
+    case ExprOp::Asinh:
+      return "asinhf";
+    case ExprOp::Acosh:
+      return "acoshf";
+    case ExprOp::Atanh:
+      return "atanhf";
+    case ExprOp::Floor:
+      return "floorf";
+    case ExprOp::Ceil:
+      return "ceilf";
+    case ExprOp::Round:
+      return "rintf";
+    default:
+      throw Error(fmt::format("expression program: {} is no CUDA math function", expr_op_name(op)));
   }
 }
 
@@ -109,6 +153,27 @@ std::string instr_expr(const ExprInstr& i) {
       return fmt::format("{} < {} ? 1.0f : 0.0f", a(0), a(1));
     case ExprOp::LessOrEqual:
       return fmt::format("{} <= {} ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Tan:
+    case ExprOp::Asin:
+    case ExprOp::Acos:
+    case ExprOp::Atan:
+    case ExprOp::Sinh:
+    case ExprOp::Cosh:
+    case ExprOp::Asinh:
+    case ExprOp::Acosh:
+    case ExprOp::Atanh:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+      return fmt::format("{}({})", math_function(i.op), a(0));
+    case ExprOp::Sign:
+      return fmt::format("dlc_sign({})", a(0));
+    case ExprOp::Softplus:
+      return fmt::format("dlc_softplus({})", a(0));
+    case ExprOp::Softsign:
+      return fmt::format("{0} / (1.0f + fabsf({0}))", a(0));
   }
   throw Error("expression program: unknown op");
 }

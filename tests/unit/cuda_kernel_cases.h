@@ -94,6 +94,28 @@ inline ExprProgram all_ops_program(DType t) {
   return p;
 }
 
+/// The one-operand math ops on operands in their domains, one output per family.
+inline ExprProgram math_ops_program(DType t) {
+  ExprProgram p({6, 7});
+  const int x = p.input("x", t, {6, 7});
+  const int u = p.op(ExprOp::Mul, {p.op(ExprOp::Tanh, {x}), p.constant(0.5)});  // |u| < 0.5
+  auto sum = [&](std::initializer_list<ExprOp> ops, int operand) {
+    int s = p.constant(0.0);
+    for (ExprOp op : ops) s = p.op(ExprOp::Add, {s, p.op(op, {operand})});
+    return s;
+  };
+  p.output("trig", sum({ExprOp::Sin, ExprOp::Cos, ExprOp::Tan, ExprOp::Asin, ExprOp::Acos, ExprOp::Atan}, u),
+           t);
+  p.output("hyperbolic", sum({ExprOp::Sinh, ExprOp::Cosh, ExprOp::Asinh, ExprOp::Atanh}, u), t);
+  p.output("acosh", p.op(ExprOp::Acosh, {p.op(ExprOp::Add, {p.op(ExprOp::Abs, {x}), p.constant(1.0)})}), t);
+  p.output("rounding",
+           sum({ExprOp::Floor, ExprOp::Ceil, ExprOp::Round, ExprOp::Sign},
+               p.op(ExprOp::Mul, {x, p.constant(3.0)})),
+           t);
+  p.output("activations", sum({ExprOp::Softplus, ExprOp::Softsign}, x), t);
+  return p;
+}
+
 /// Slice [6, 10, 9] -> [3, 4, 9]: axis 0 from 1 by 2, axis 1 from 8 by -2 (in range: no checks).
 inline CopySpec slice_case(DType t) { return {t, {3, 4, 9}, {{{6, 10, 9}, {1, 8, 0}, {2, -2, 1}, {}}}}; }
 /// Pad [4, 5] by 1 before and 2 after on both axes; in constant mode axis 0 crops 1 in front
@@ -121,6 +143,7 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   std::vector<KernelSource> v;
   v.push_back(emit_elementwise(bias_relu_program(t)));
   v.push_back(emit_elementwise(all_ops_program(t)));
+  v.push_back(emit_elementwise(math_ops_program(t)));
   v.push_back(emit_reduce({ReduceOp::Sum, t, 96, 1000, 1}));            // warp per row
   v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));            // block per row
   v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));          // columns

@@ -17,6 +17,7 @@ namespace {
 
 using namespace dlc::codegen::cuda;  // NOLINT: the emitters under test
 using dlc::codegen::cuda::test::all_ops_program;
+using dlc::codegen::cuda::test::math_ops_program;
 using dlc::codegen::cuda::test::bias_relu_program;
 
 class CudaKernels : public ::testing::TestWithParam<DType> {
@@ -147,6 +148,11 @@ TEST_P(CudaKernels, ElementwiseBiasRelu) {
   const std::vector<Tensor> inputs = {random({96, 256}, 1), random({256}, 2)};
   check_program(p, inputs, 0);  // 4-wide path
   check_program(p, inputs, 1);  // misaligned: one element a thread
+}
+
+TEST_P(CudaKernels, ElementwiseMathOps) {
+  const ExprProgram p = math_ops_program(dtype());
+  check_program(p, {random({6, 7}, 9)}, 0);
 }
 
 TEST_P(CudaKernels, ElementwiseEveryOp) {

@@ -151,6 +151,28 @@ TEST(Fusion, EveryOpWithBroadcasting) {
       1);
 }
 
+// The math ops (trigonometric, hyperbolic, rounding, Sign, Softplus, Softsign) in one chain, each
+// on an operand in its domain, in f32 and in f16 storage: the program gives the unfused kernels'
+// bits.
+TEST(Fusion, MathOpsMatchTheirKernels) {
+  for (DType t : {DType::F32, DType::F16}) {
+    check_fusion(
+        [t](ir::Graph& g) {
+          ir::Value* v = g.add_input("x", {t, {6, 7}});
+          for (OpKind k :
+               {OpKind::Sin, OpKind::Cos, OpKind::Tan, OpKind::Asin, OpKind::Acos, OpKind::Atan, OpKind::Sinh,
+                OpKind::Cosh, OpKind::Asinh, OpKind::Atanh, OpKind::Softplus, OpKind::Softsign, OpKind::Sign})
+            v = op(g, k,
+                   {op(g, OpKind::Mul, {op(g, OpKind::Tanh, {v}), scalar(g, t, 0.5)})});  // |operand| < 0.5
+          v = op(g, OpKind::Acosh, {op(g, OpKind::Add, {op(g, OpKind::Abs, {v}), scalar(g, t, 1)})});
+          for (OpKind k : {OpKind::Floor, OpKind::Ceil, OpKind::Round})
+            v = op(g, k, {op(g, OpKind::Mul, {v, scalar(g, t, 2.7)})});
+          g.add_output(v);
+        },
+        1);
+  }
+}
+
 TEST(Fusion, BackwardOpsAndOptionalClipBounds) {
   check_fusion(
       [](ir::Graph& g) {

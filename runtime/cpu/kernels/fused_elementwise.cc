@@ -251,6 +251,41 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
       return map2(arg(0), arg(1), y, n, [](float a, float b) { return a < b ? 1.f : 0.f; });
     case ExprOp::LessOrEqual:
       return map2(arg(0), arg(1), y, n, [](float a, float b) { return a <= b ? 1.f : 0.f; });
+    case ExprOp::Sin:
+      return map1(arg(0), y, n, [](float a) { return std::sin(a); });
+    case ExprOp::Cos:
+      return map1(arg(0), y, n, [](float a) { return std::cos(a); });
+    case ExprOp::Tan:
+      return map1(arg(0), y, n, [](float a) { return std::tan(a); });
+    case ExprOp::Asin:
+      return map1(arg(0), y, n, [](float a) { return std::asin(a); });
+    case ExprOp::Acos:
+      return map1(arg(0), y, n, [](float a) { return std::acos(a); });
+    case ExprOp::Atan:
+      return map1(arg(0), y, n, [](float a) { return std::atan(a); });
+    case ExprOp::Sinh:
+      return map1(arg(0), y, n, [](float a) { return std::sinh(a); });
+    case ExprOp::Cosh:
+      return map1(arg(0), y, n, [](float a) { return std::cosh(a); });
+    case ExprOp::Asinh:
+      return map1(arg(0), y, n, [](float a) { return std::asinh(a); });
+    case ExprOp::Acosh:
+      return map1(arg(0), y, n, [](float a) { return std::acosh(a); });
+    case ExprOp::Atanh:
+      return map1(arg(0), y, n, [](float a) { return std::atanh(a); });
+    case ExprOp::Floor:
+      return map1(arg(0), y, n, [](float a) { return std::floor(a); });
+    case ExprOp::Ceil:
+      return map1(arg(0), y, n, [](float a) { return std::ceil(a); });
+    case ExprOp::Round:
+      return map1(arg(0), y, n, [](float a) { return std::nearbyint(a); });
+    case ExprOp::Sign:
+      return map1(arg(0), y, n, [](float a) { return a > 0.f ? 1.f : (a < 0.f ? -1.f : a); });
+    case ExprOp::Softplus:
+      return map1(arg(0), y, n,
+                  [](float a) { return a > 0.f ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a)); });
+    case ExprOp::Softsign:
+      return map1(arg(0), y, n, [](float a) { return a / (1.f + std::fabs(a)); });
   }
 }
 

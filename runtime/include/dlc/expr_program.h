@@ -35,7 +35,10 @@ namespace dlc {
 // (a NaN x or bound gives NaN); ReluGrad(dy, y) = y > 0 ? dy : 0 (0 for a NaN y); Cast(x) rounds to
 // ExprInstr::to (f32, f16, bf16, or bool: x != 0); Reciprocal(x) = 1 / x; the comparisons (Equal,
 // Greater, GreaterOrEqual, Less, LessOrEqual) give 1 where they hold and 0 elsewhere (a NaN
-// operand compares false), so a bool output stores the IR op's result.
+// operand compares false), so a bool output stores the IR op's result. The math functions (Sin …
+// Atanh, Floor, Ceil) are libm's and CUDA's float ones; Round rounds half to even; Sign passes 0
+// and NaN through; Softplus(x) = x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); Softsign(x) =
+// x / (1 + |x|).
 // clang-format off
 #define DLC_EXPR_OPS(X) \
   X(Input, 0)           \
@@ -65,7 +68,24 @@ namespace dlc {
   X(Greater, 2)         \
   X(GreaterOrEqual, 2)  \
   X(Less, 2)            \
-  X(LessOrEqual, 2)
+  X(LessOrEqual, 2)     \
+  X(Sin, 1)             \
+  X(Cos, 1)             \
+  X(Tan, 1)             \
+  X(Asin, 1)            \
+  X(Acos, 1)            \
+  X(Atan, 1)            \
+  X(Sinh, 1)            \
+  X(Cosh, 1)            \
+  X(Asinh, 1)           \
+  X(Acosh, 1)           \
+  X(Atanh, 1)           \
+  X(Floor, 1)           \
+  X(Ceil, 1)            \
+  X(Round, 1)           \
+  X(Sign, 1)            \
+  X(Softplus, 1)        \
+  X(Softsign, 1)
 // clang-format on
 
 enum class ExprOp : uint8_t {
