@@ -12,7 +12,7 @@ compiles each in 0.1-0.9 s). tests/unit/cuda_plan_test.cc binds all nine without
 - identical kernels are stored once: generated_kernels < kernel_steps for the models with
   repeated layers (transformer, ResNet-18), <= for the others (their optimizer updates merge);
 - Slice, Pad, Concat and a comparison compile to generated kernels (an inference model);
-- an op with no CUDA path (Sin) fails cleanly, naming its node and op; so do a bad --device and
+- an op with no CUDA path (ArgMax) fails cleanly, naming its node and op; so do a bad --device and
   --arch, and, without a GPU, `dlc run` / `dlc train` of a CUDA plan (an error naming the missing
   device); with a GPU, 5 training steps of the mlp's CUDA plan give the CPU plan's losses (rel. 1e-3).
 
@@ -123,14 +123,15 @@ def main():
         plans = compile_models(checks, data, tmp, cases)
         compile_data_movement(checks, tmp)
 
-        sin = make_model(os.path.join(tmp, "sin.onnx"), [helper.make_node("Sin", ["x"], ["y"], name="my_sin")],
-                         [("x", TensorProto.FLOAT, [4, 8])], [("y", TensorProto.FLOAT, [4, 8])])
-        out = os.path.join(tmp, "sin.dlcplan")
-        failures.check("unsupported_op", ["compile", sin, *CUDA, "-o", out], "step 'my_sin' (op Sin) has no CUDA path",
+        argmax = make_model(os.path.join(tmp, "argmax.onnx"),
+                            [helper.make_node("ArgMax", ["x"], ["y"], name="my_argmax", axis=1)],
+                            [("x", TensorProto.FLOAT, [4, 8])], [("y", TensorProto.INT64, [4, 1])])
+        out = os.path.join(tmp, "argmax.dlcplan")
+        failures.check("unsupported_op", ["compile", argmax, *CUDA, "-o", out],
+                       "step 'my_argmax' (op ArgMax) has no CUDA path", must_not_exist=[out])
+        failures.check("bad_device", ["compile", argmax, "--device", "gpu", "-o", out], "--device 'gpu'",
                        must_not_exist=[out])
-        failures.check("bad_device", ["compile", sin, "--device", "gpu", "-o", out], "--device 'gpu'",
-                       must_not_exist=[out])
-        failures.check("bad_arch", ["compile", sin, "--device", "cuda", "--arch", "90", "-o", out], "--arch '90'",
+        failures.check("bad_arch", ["compile", argmax, "--device", "cuda", "--arch", "90", "-o", out], "--arch '90'",
                        must_not_exist=[out])
         if "mlp" in plans:
             if os.path.exists("/dev/nvidia0"):  # a GPU: the CUDA session trains as the CPU one does
