@@ -5,17 +5,24 @@
 
 #include <utility>
 
+#include "dlc/error.h"
 #include "runtime/cuda/check.h"
 
 namespace dlc::cuda {
 
 int cuda_device_count() {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no driver" / "no device" error
-    return 0;
-  }
-  return n;
+  const cudaError_t status = cudaGetDeviceCount(&n);
+  if (status == cudaSuccess) return n;
+  cudaGetLastError();  // clear the sticky "no driver" / "no device" error
+  // A driver that is there but older than the runtime is no "no GPU": say what to update.
+  int driver = 0;
+  if (status == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0)
+    throw Error(
+        fmt::format("the NVIDIA driver supports CUDA up to {}.{}, older than the CUDA {}.{} runtime dlc was "
+                    "built with; update the driver",
+                    driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10));
+  return 0;
 }
 
 std::string device_description(int ordinal) {

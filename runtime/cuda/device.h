@@ -10,7 +10,8 @@
 
 namespace dlc::cuda {
 
-/// The number of usable CUDA devices: 0 where there is no driver or no GPU. Never throws.
+/// The number of usable CUDA devices: 0 where there is no driver or no GPU. Throws dlc::Error only
+/// when a driver is there but older than the CUDA runtime dlc was built with.
 int cuda_device_count();
 
 /// "NAME (sm_XY, N GiB)" of device `ordinal`.
