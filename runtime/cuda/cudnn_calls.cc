@@ -326,7 +326,9 @@ class BatchNorm final : public LibraryCall {
     const cudnnDataType_t type = data_type(params.s("dtype"), what);
     const Shape x = params.ints(kind == Kind::Backward ? "input1_dims" : "input0_dims");
     if (x.size() < 2) throw Error(fmt::format("{}: batch normalization needs N x C x …", what));
-    for (int i = 1; i <= (kind == Kind::Backward ? 2 : 4); ++i)
+    // The f32 operands: scale, bias, mean, var (inputs 1-4) forward; scale (input 2) backward,
+    // whose inputs are dy, x, scale, y.
+    for (int i = kind == Kind::Backward ? 2 : 1; i <= (kind == Kind::Backward ? 2 : 4); ++i)
       if (params.s(fmt::format("input{}_dtype", i), "f32") != "f32" && type != CUDNN_DATA_FLOAT)
         throw Error(fmt::format("{}: cuDNN needs f32 scale, bias and statistics with 16-bit data", what));
     if (kind == Kind::Training && params.i("running_var_unbiased", 0) == 0 && params.has("output2_dims"))
