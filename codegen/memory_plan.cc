@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <numeric>
 
+#include "runtime/plan/buffer_alignment.h"
+
 namespace dlc::codegen {
 
 namespace {
-constexpr int64_t kAlign = 64;
+constexpr int64_t kAlign = plan::kBufferAlignment;
 int64_t align_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 

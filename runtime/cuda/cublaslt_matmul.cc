@@ -8,6 +8,7 @@
 #include "dlc/dtype.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
+#include "runtime/plan/buffer_alignment.h"
 
 namespace dlc::cuda {
 
@@ -90,6 +91,13 @@ CublasLtMatmul::CublasLtMatmul(LibraryHandles& handles, const Attrs& params, con
   const uint64_t max_workspace = workspace_bytes_;
   DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &max_workspace, sizeof(max_workspace)));
+  // Operands are only as aligned as plan buffers are (the default assumes 256 bytes and may pick an
+  // algorithm that needs it).
+  const uint32_t alignment = uint32_t(plan::kBufferAlignment);
+  for (const cublasLtMatmulPreferenceAttributes_t attr :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    DLC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), attr, &alignment, sizeof(alignment)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   DLC_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, desc_.get(), first_.get(), second_.get(), d_.get(),
