@@ -151,6 +151,9 @@ class CudaSession final : public Session {
       output_buffer_[b.name()] = b.buffer();
     }
     if (StepProfile::requested()) profile_ = std::make_unique<StepProfile>();
+    // The initial values and tables went up with cudaMemcpy from pageable memory, which may return
+    // before the copy lands and is not ordered with the (non-blocking) compute stream.
+    DLC_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   ~CudaSession() override {
@@ -191,12 +194,15 @@ class CudaSession final : public Session {
     }
     if (profile_) {
       run_profiled();
-    } else if (options_.cuda_graph) {
+    } else if (options_.cuda_graph && runs_ > 0) {
+      // Captured on the second run: the first runs eagerly, so that the libraries' one-time setup
+      // (cuDNN's engines, cuBLASLt's kernels) happens outside the capture.
       if (!graph_exec_.get()) capture_graph();
       DLC_CUDA_CHECK(cudaGraphLaunch(graph_exec_.get(), compute_.get()));
     } else {
       for (PreparedStep& s : steps_) run_step(s);
     }
+    ++runs_;
   }
 
   Tensor output(const std::string& name) const override {
@@ -305,20 +311,18 @@ class CudaSession final : public Session {
   // DLC_PROFILE: each step between two events, timed on the GPU.
   void run_profiled() {
     profile_->add_run();
-    cudaEvent_t start = nullptr, stop = nullptr;
-    DLC_CUDA_CHECK(cudaEventCreate(&start));
-    DLC_CUDA_CHECK(cudaEventCreate(&stop));
+    Event start, stop;
+    DLC_CUDA_CHECK(cudaEventCreate(start.out()));
+    DLC_CUDA_CHECK(cudaEventCreate(stop.out()));
     for (PreparedStep& s : steps_) {
-      DLC_CUDA_CHECK(cudaEventRecord(start, compute_.get()));
+      DLC_CUDA_CHECK(cudaEventRecord(start.get(), compute_.get()));
       run_step(s);
-      DLC_CUDA_CHECK(cudaEventRecord(stop, compute_.get()));
-      DLC_CUDA_CHECK(cudaEventSynchronize(stop));
+      DLC_CUDA_CHECK(cudaEventRecord(stop.get(), compute_.get()));
+      DLC_CUDA_CHECK(cudaEventSynchronize(stop.get()));
       float ms = 0;
-      DLC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      DLC_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
       profile_->add(s.op, ms / 1000.0);
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
   }
 
   void capture_graph() {
@@ -365,7 +369,6 @@ class CudaSession final : public Session {
   DeviceBuffer memory_;
   uint8_t* arena_ = nullptr;
   void* workspace_ = nullptr;
-  GraphExec graph_exec_;
   std::unique_ptr<LibraryHandles> handles_;
   std::vector<std::unique_ptr<LibraryCall>> library_calls_;  // per step; null for the others
   std::vector<TensorType> types_;
@@ -377,6 +380,9 @@ class CudaSession final : public Session {
   std::map<std::string, int> output_buffer_, state_index_;
   std::vector<std::string> state_names_;
   std::unique_ptr<StepProfile> profile_;
+  int64_t runs_ = 0;
+  // Declared last, destroyed first: before the modules and library handles its nodes launch.
+  GraphExec graph_exec_;
 };
 
 }  // namespace
