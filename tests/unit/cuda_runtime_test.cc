@@ -65,7 +65,9 @@ TEST(CudaCheck, OtherLibraries) {
 #endif
 }
 
-TEST(CudaDevice, CountNeverThrows) {
+// No driver or no GPU counts 0 devices without an error (this machine, CI); a driver older than
+// the runtime would throw, and fail here, rightly.
+TEST(CudaDevice, CountsDevicesAndUploads) {
   int n = -1;
   EXPECT_NO_THROW(n = cuda_device_count());
   EXPECT_GE(n, 0);
