@@ -136,8 +136,12 @@ class CudaSession final : public Session {
         state_names_.push_back(b.name());
       }
       if (b.init() >= 0) {
-        const std::string& data = p.initial_values(b.init()).data();
-        DLC_CUDA_CHECK(cudaMemcpy(arena_ + b.offset(), data.data(), data.size(), cudaMemcpyHostToDevice));
+        const plan::TensorValue& value = p.initial_values(b.init());
+        if (value.zeros())
+          DLC_CUDA_CHECK(cudaMemset(arena_ + b.offset(), 0, plan::buffer_type(b).bytes()));
+        else
+          DLC_CUDA_CHECK(cudaMemcpy(arena_ + b.offset(), value.data().data(), value.data().size(),
+                                    cudaMemcpyHostToDevice));
       }
       types_.push_back(plan::buffer_type(b));
       offsets_.push_back(b.offset());

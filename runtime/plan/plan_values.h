@@ -7,9 +7,12 @@
 
 namespace dlc::plan {
 
+/// An all-zero tensor is stored as `zeros` with no bytes (a training plan's optimizer states).
 void to_proto(const Tensor& t, TensorValue* out);
 /// Checks dtype, dims and byte count; throws dlc::Error mentioning `what`.
 Tensor from_proto(const TensorValue& t, const std::string& what);
+/// Writes a value that from_proto accepted into `bytes` bytes at `dst` (host memory), zeros included.
+void copy_value(const TensorValue& t, void* dst, size_t bytes);
 
 void to_proto(const Attrs& attrs, google::protobuf::RepeatedPtrField<Attribute>* out);
 Attrs from_proto(const google::protobuf::RepeatedPtrField<Attribute>& attrs, const std::string& what);
