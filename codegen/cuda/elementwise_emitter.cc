@@ -82,6 +82,8 @@ const char* math_function(ExprOp op) {
       return "ceilf";
     case ExprOp::Round:
       return "rintf";
+    case ExprOp::Expm1:
+      return "expm1f";
     default:
       throw Error(fmt::format("expression program: {} is no CUDA math function", expr_op_name(op)));
   }
@@ -167,6 +169,7 @@ std::string instr_expr(const ExprInstr& i) {
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:
+    case ExprOp::Expm1:
       return fmt::format("{}({})", math_function(i.op), a(0));
     case ExprOp::Sign:
       return fmt::format("dlc_sign({})", a(0));

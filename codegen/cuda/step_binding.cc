@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -144,8 +145,10 @@ void split_dims(const Shape& dims, int64_t first, int64_t last, int64_t& outer, 
 
 // ---- generated kernels
 
-// One IR elementwise op as a one-instruction expression program.
-StepBinding elementwise(const StepView& s, ExprOp op) {
+// An elementwise step as an expression program: its operands as inputs (an absent Clip bound
+// does not clip), `body` computing the result from them.
+StepBinding elementwise_program(const StepView& s, bool clip,
+                                const std::function<int(ExprProgram&, const std::vector<int>&)>& body) {
   if (!s.has_output(0) || s.num_outputs() != 1) s.fail("expected one output");
   const TensorType out = s.output(0);
   ExprProgram p(out.shape);
@@ -154,19 +157,38 @@ StepBinding elementwise(const StepView& s, ExprOp op) {
     if (s.has_input(i)) {
       const TensorType t = s.input(i);
       args.push_back(p.input(fmt::format("in{}", i), t.dtype, t.shape));
-    } else if (op == ExprOp::Clip) {  // an absent bound does not clip
+    } else if (clip) {
       args.push_back(p.constant(i == 1 ? -INFINITY : INFINITY));
     } else {
       s.fail(fmt::format("input {} is absent", i));
     }
   }
-  if (op == ExprOp::Clip)
+  if (clip)
     while (args.size() < 3) args.push_back(p.constant(args.size() == 1 ? -INFINITY : INFINITY));
-  const int value = op == ExprOp::Cast ? p.cast(args.at(0), out.dtype) : p.op(op, args);
+  int value = -1;
+  try {
+    value = body(p, args);
+  } catch (const Error& e) {
+    s.fail(e.what());
+  }
   p.output("out0", value, out.dtype);
   return emitted(s, [&] {
     p.validate();
     return emit_elementwise(p);
+  });
+}
+
+// One IR elementwise op as a one-instruction expression program.
+StepBinding elementwise(const StepView& s, ExprOp op) {
+  return elementwise_program(s, op == ExprOp::Clip, [&](ExprProgram& p, const std::vector<int>& args) {
+    return op == ExprOp::Cast ? p.cast(args.at(0), s.output(0).dtype) : p.op(op, args);
+  });
+}
+
+// LeakyRelu, Elu, HardSwish, …: their formula in program ops (activation_programs.h).
+StepBinding activation(const StepView& s) {
+  return elementwise_program(s, false, [&](ExprProgram& p, const std::vector<int>& args) {
+    return activation_expr(p, s.op(), s.attrs, args);
   });
 }
 
@@ -692,6 +714,8 @@ StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int
   if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel());
       op && *op != ExprOp::Input && *op != ExprOp::Constant) {
     b = elementwise(s, *op);
+  } else if (is_activation_with_attributes(step.kernel())) {
+    b = activation(s);
   } else {
     const auto& table = rules();
     const auto it = table.find(step.kernel());

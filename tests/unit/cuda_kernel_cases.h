@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -116,6 +117,18 @@ inline ExprProgram math_ops_program(DType t) {
   return p;
 }
 
+/// Every activation with attributes (activation_programs.h), summed.
+inline ExprProgram activations_program(DType t) {
+  ExprProgram p({6, 7});
+  const int x = p.input("x", t, {6, 7}), slope = p.input("slope", t, {7});
+  int sum = p.constant(0.0);
+  for (const char* op :
+       {"LeakyRelu", "ThresholdedRelu", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Mish"})
+    sum = p.op(ExprOp::Add, {sum, activation_expr(p, op, {}, {x})});
+  p.output("y", p.op(ExprOp::Add, {sum, activation_expr(p, "PRelu", {}, {x, slope})}), t);
+  return p;
+}
+
 /// Slice [6, 10, 9] -> [3, 4, 9]: axis 0 from 1 by 2, axis 1 from 8 by -2 (in range: no checks).
 inline CopySpec slice_case(DType t) { return {t, {3, 4, 9}, {{{6, 10, 9}, {1, 8, 0}, {2, -2, 1}, {}}}}; }
 /// Pad [4, 5] by 1 before and 2 after on both axes; in constant mode axis 0 crops 1 in front
@@ -144,6 +157,7 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_elementwise(bias_relu_program(t)));
   v.push_back(emit_elementwise(all_ops_program(t)));
   v.push_back(emit_elementwise(math_ops_program(t)));
+  v.push_back(emit_elementwise(activations_program(t)));
   v.push_back(emit_reduce({ReduceOp::Sum, t, 96, 1000, 1}));            // warp per row
   v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));            // block per row
   v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));          // columns

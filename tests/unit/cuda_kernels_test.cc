@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/broadcast_layout.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "tests/unit/cuda_kernel_cases.h"
@@ -17,8 +18,8 @@ namespace {
 
 using namespace dlc::codegen::cuda;  // NOLINT: the emitters under test
 using dlc::codegen::cuda::test::all_ops_program;
-using dlc::codegen::cuda::test::math_ops_program;
 using dlc::codegen::cuda::test::bias_relu_program;
+using dlc::codegen::cuda::test::math_ops_program;
 
 class CudaKernels : public ::testing::TestWithParam<DType> {
  protected:
@@ -153,6 +154,30 @@ TEST_P(CudaKernels, ElementwiseBiasRelu) {
 TEST_P(CudaKernels, ElementwiseMathOps) {
   const ExprProgram p = math_ops_program(dtype());
   check_program(p, {random({6, 7}, 9)}, 0);
+}
+
+// The activations with attributes (activation_programs.h) against their CPU kernels.
+TEST_P(CudaKernels, ActivationsWithAttributes) {
+  for (const char* op :
+       {"LeakyRelu", "PRelu", "ThresholdedRelu", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Mish"}) {
+    const bool prelu = std::string(op) == "PRelu";
+    const Tensor x = random({8, 33}, 21, -4.0, 4.0), slope = random({33}, 22);
+    ExprProgram p({8, 33});
+    std::vector<int> operands = {p.input("x", dtype(), {8, 33})};
+    if (prelu) operands.push_back(p.input("slope", dtype(), {33}));
+    p.output("y", activation_expr(p, op, {}, operands), dtype());
+    Args args;
+    DeviceBuffer dx = upload(x), dslope = upload(slope), dy(x.bytes.size());
+    args["x"] = ptr(dx);
+    args["slope"] = ptr(dslope);
+    args["y"] = ptr(dy);
+    run_kernels(emit_elementwise(p), args);
+    Tensor xf = to_f32(x), sf = expand(slope, {8, 33}), want(TensorType{DType::F32, {8, 33}});
+    std::vector<Tensor*> in = {&xf};
+    if (prelu) in.push_back(&sf);
+    run_cpu(op, {}, in, {&want});
+    expect_close(download(dy, x.type), want, dtype(), op);
+  }
 }
 
 TEST_P(CudaKernels, ElementwiseEveryOp) {

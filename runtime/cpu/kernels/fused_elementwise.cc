@@ -286,6 +286,8 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
                   [](float a) { return a > 0.f ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a)); });
     case ExprOp::Softsign:
       return map1(arg(0), y, n, [](float a) { return a / (1.f + std::fabs(a)); });
+    case ExprOp::Expm1:
+      return map1(arg(0), y, n, [](float a) { return std::expm1(a); });
   }
 }
 
