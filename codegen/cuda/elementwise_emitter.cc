@@ -177,6 +177,14 @@ std::string instr_expr(const ExprInstr& i) {
       return fmt::format("dlc_softplus({})", a(0));
     case ExprOp::Softsign:
       return fmt::format("{0} / (1.0f + fabsf({0}))", a(0));
+    case ExprOp::And:
+      return fmt::format("{} != 0.0f && {} != 0.0f ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::Or:
+      return fmt::format("{} != 0.0f || {} != 0.0f ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::Xor:
+      return fmt::format("({} != 0.0f) != ({} != 0.0f) ? 1.0f : 0.0f", a(0), a(1));
+    case ExprOp::Not:
+      return fmt::format("{} == 0.0f ? 1.0f : 0.0f", a(0));
   }
   throw Error("expression program: unknown op");
 }

@@ -117,6 +117,15 @@ inline ExprProgram math_ops_program(DType t) {
   return p;
 }
 
+/// The logical ops on bool operands: (a and b) or not (a xor b).
+inline ExprProgram logical_program() {
+  ExprProgram p({6, 7});
+  const int a = p.input("a", DType::Bool, {6, 7}), b = p.input("b", DType::Bool, {7});
+  p.output("y", p.op(ExprOp::Or, {p.op(ExprOp::And, {a, b}), p.op(ExprOp::Not, {p.op(ExprOp::Xor, {a, b})})}),
+           DType::Bool);
+  return p;
+}
+
 /// Every activation with attributes (activation_programs.h), summed.
 inline ExprProgram activations_program(DType t) {
   ExprProgram p({6, 7});
@@ -158,6 +167,7 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_elementwise(all_ops_program(t)));
   v.push_back(emit_elementwise(math_ops_program(t)));
   v.push_back(emit_elementwise(activations_program(t)));
+  v.push_back(emit_elementwise(logical_program()));
   v.push_back(emit_reduce({ReduceOp::Sum, t, 96, 1000, 1}));            // warp per row
   v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));            // block per row
   v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));          // columns

@@ -244,6 +244,32 @@ TEST(Fusion, KernelComparisonsMatchTheIrOps) {
   }
 }
 
+// The logical ops in a program (the CUDA binding's one-op programs; fusion takes float ops only)
+// give the IR ops' results on bool operands.
+TEST(Fusion, KernelLogicalOpsMatchTheIrOps) {
+  std::vector<uint8_t> x = {0, 1, 0, 1}, y = {0, 0, 1, 1};
+  const std::vector<std::pair<const char*, std::vector<uint8_t>>> cases = {
+      {"And", {0, 0, 0, 1}}, {"Or", {0, 1, 1, 1}}, {"Xor", {0, 1, 1, 0}}, {"Not", {1, 0, 1, 0}}};
+  for (const auto& [op, want] : cases) {
+    const bool unary = std::string(op) == "Not";
+    std::vector<uint8_t> got(4, 7), kernel(4, 7);
+    std::vector<cpu::TensorView> in = {cpu::test::view(DType::Bool, {4}, x.data())};
+    if (!unary) in.push_back(cpu::test::view(DType::Bool, {4}, y.data()));
+    Attrs attrs;
+    attrs.set("program", unary
+                             ? fmt::format("%0 = input 0; %1 = {} %0; output %1 bool", op)
+                             : fmt::format("%0 = input 0; %1 = input 1; %2 = {} %0, %1; output %2 bool", op));
+    cpu::KernelContext ctx = cpu::test::kernel_context(
+        attrs, in, {cpu::test::view(DType::Bool, {4}, got.data())}, "FusedElementwise");
+    cpu::find_kernel("FusedElementwise")(ctx);
+    cpu::KernelContext reference =
+        cpu::test::kernel_context({}, in, {cpu::test::view(DType::Bool, {4}, kernel.data())}, op);
+    cpu::find_kernel(op)(reference);
+    EXPECT_EQ(got, want) << op;
+    EXPECT_EQ(kernel, want) << op;
+  }
+}
+
 TEST(Fusion, LargeTensorsUseBlocksAndThreads) {
   check_fusion(
       [](ir::Graph& g) {

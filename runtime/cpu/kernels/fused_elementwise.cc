@@ -288,6 +288,15 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
       return map1(arg(0), y, n, [](float a) { return a / (1.f + std::fabs(a)); });
     case ExprOp::Expm1:
       return map1(arg(0), y, n, [](float a) { return std::expm1(a); });
+    case ExprOp::And:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a != 0.f && b != 0.f ? 1.f : 0.f; });
+    case ExprOp::Or:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return a != 0.f || b != 0.f ? 1.f : 0.f; });
+    case ExprOp::Xor:
+      return map2(arg(0), arg(1), y, n,
+                  [](float a, float b) { return (a != 0.f) != (b != 0.f) ? 1.f : 0.f; });
+    case ExprOp::Not:
+      return map1(arg(0), y, n, [](float a) { return a == 0.f ? 1.f : 0.f; });
   }
 }
 

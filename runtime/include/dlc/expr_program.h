@@ -36,9 +36,10 @@ namespace dlc {
 // ExprInstr::to (f32, f16, bf16, or bool: x != 0); Reciprocal(x) = 1 / x; the comparisons (Equal,
 // Greater, GreaterOrEqual, Less, LessOrEqual) give 1 where they hold and 0 elsewhere (a NaN
 // operand compares false), so a bool output stores the IR op's result. The math functions (Sin …
-// Atanh, Floor, Ceil, Expm1 = exp(x) - 1 without cancellation) are libm's and CUDA's float ones; Round rounds
-// half to even; Sign passes 0 and NaN through; Softplus(x) = x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-// Softsign(x) = x / (1 + |x|).
+// Atanh, Floor, Ceil, and Expm1 = exp(x) - 1 without cancellation) are libm's and CUDA's float
+// ones; Round rounds half to even; Sign passes 0 and NaN through; Softplus(x) = x > 0 ?
+// x + log1p(exp(-x)) : log1p(exp(x)); Softsign(x) = x / (1 + |x|). The logical ops (And, Or, Xor,
+// Not) read a nonzero operand as true and give 1 or 0.
 // clang-format off
 #define DLC_EXPR_OPS(X) \
   X(Input, 0)           \
@@ -86,7 +87,11 @@ namespace dlc {
   X(Sign, 1)            \
   X(Softplus, 1)        \
   X(Softsign, 1)        \
-  X(Expm1, 1)
+  X(Expm1, 1)           \
+  X(And, 2)             \
+  X(Or, 2)              \
+  X(Xor, 2)             \
+  X(Not, 1)
 // clang-format on
 
 enum class ExprOp : uint8_t {
