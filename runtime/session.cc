@@ -57,7 +57,7 @@ class CpuSession final : public Session {
         state_index_[b.name()] = int(views_.size());
       }
       cpu::TensorView v{DType(b.dtype()), Shape(b.dims().begin(), b.dims().end()), arena_.get() + b.offset()};
-      if (b.init() >= 0) plan::copy_value(p.initial_values(b.init()), v.data, plan::buffer_type(b).bytes());
+      if (b.init() >= 0) plan::copy_value(p.initial_values(b.init()), v.data);
       views_.push_back(std::move(v));
     }
     for (const plan::Step& s : st.steps()) {

@@ -34,9 +34,9 @@ void write_plan_file(const Plan& plan, const std::string& path) {
 }
 
 void validate_plan(const Plan& plan, const std::string& what) {
-  if (plan.format_version() != kPlanFormatVersion)
-    throw Error(fmt::format("{}: plan format version {} (this dlc reads version {})", what,
-                            plan.format_version(), kPlanFormatVersion));
+  if (plan.format_version() < kOldestPlanFormatVersion || plan.format_version() > kPlanFormatVersion)
+    throw Error(fmt::format("{}: plan format version {} (this dlc reads versions {} to {})", what,
+                            plan.format_version(), kOldestPlanFormatVersion, kPlanFormatVersion));
   if (plan.stages_size() == 0) throw Error(fmt::format("{}: plan has no stages", what));
   for (int s = 0; s < plan.stages_size(); ++s) {
     const Stage& st = plan.stages(s);
@@ -51,11 +51,11 @@ void validate_plan(const Plan& plan, const std::string& what) {
       if (b.init() >= plan.initial_values_size() || b.init() < -1)
         throw Error(fmt::format("{}: buffer '{}' has an invalid initial value", what, b.name()));
       if (b.init() >= 0) {
-        Tensor init = from_proto(plan.initial_values(b.init()),
-                                 fmt::format("{}: initial value of '{}'", what, b.name()));
-        if (init.type != t)
+        const TensorType init = value_type(plan.initial_values(b.init()),
+                                           fmt::format("{}: initial value of '{}'", what, b.name()));
+        if (init != t)
           throw Error(fmt::format("{}: initial value of '{}' is {} but the buffer is {}", what, b.name(),
-                                  init.type.str(), t.str()));
+                                  init.str(), t.str()));
       }
     }
     for (const Step& step : st.steps()) {

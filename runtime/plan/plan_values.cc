@@ -27,14 +27,15 @@ void to_proto(const Tensor& t, TensorValue* out) {
     out->set_data(t.bytes.data(), t.bytes.size());
 }
 
-void copy_value(const TensorValue& t, void* dst, size_t bytes) {
+void copy_value(const TensorValue& t, void* dst) {
+  const size_t bytes = value_type(t, "initial value").bytes();
   if (t.zeros())
     std::memset(dst, 0, bytes);
   else
-    std::memcpy(dst, t.data().data(), std::min(bytes, t.data().size()));
+    std::memcpy(dst, t.data().data(), bytes);
 }
 
-Tensor from_proto(const TensorValue& t, const std::string& what) {
+TensorType value_type(const TensorValue& t, const std::string& what) {
   TensorType type{checked_dtype(t.dtype(), what), Shape(t.dims().begin(), t.dims().end())};
   if (!checked_num_elements(type.shape, dtype_size(type.dtype)))
     throw Error(fmt::format("{}: invalid dimensions {}", what, shape_str(type.shape)));
@@ -43,7 +44,11 @@ Tensor from_proto(const TensorValue& t, const std::string& what) {
   if (!t.zeros() && t.data().size() != type.bytes())
     throw Error(
         fmt::format("{}: {} needs {} bytes, found {}", what, type.str(), type.bytes(), t.data().size()));
-  Tensor out(type);  // zero-filled
+  return type;
+}
+
+Tensor from_proto(const TensorValue& t, const std::string& what) {
+  Tensor out(value_type(t, what));  // zero-filled
   std::copy(t.data().begin(), t.data().end(), out.bytes.begin());
   return out;
 }

@@ -9,10 +9,13 @@ namespace dlc::plan {
 
 /// An all-zero tensor is stored as `zeros` with no bytes (a training plan's optimizer states).
 void to_proto(const Tensor& t, TensorValue* out);
-/// Checks dtype, dims and byte count; throws dlc::Error mentioning `what`.
+/// The value's type, after checking dtype, dims and byte count (or the zeros flag) without
+/// allocating; throws dlc::Error mentioning `what`.
+TensorType value_type(const TensorValue& t, const std::string& what);
+/// The value as a tensor (value_type's checks).
 Tensor from_proto(const TensorValue& t, const std::string& what);
-/// Writes a value that from_proto accepted into `bytes` bytes at `dst` (host memory), zeros included.
-void copy_value(const TensorValue& t, void* dst, size_t bytes);
+/// Writes the value's bytes, zeros included, to host memory at `dst` (value_type's checks).
+void copy_value(const TensorValue& t, void* dst);
 
 void to_proto(const Attrs& attrs, google::protobuf::RepeatedPtrField<Attribute>* out);
 Attrs from_proto(const google::protobuf::RepeatedPtrField<Attribute>& attrs, const std::string& what);

@@ -6,6 +6,7 @@
 
 #include "codegen/lower.h"
 #include "dlc/error.h"
+#include "dlc/session.h"
 #include "ir/graph.h"
 #include "runtime/plan/plan_values.h"
 
@@ -21,6 +22,23 @@ plan::Plan relu_plan() {
 }
 
 TEST(PlanFile, ValidPlanPasses) { EXPECT_NO_THROW(plan::validate_plan(relu_plan(), "relu.dlcplan")); }
+
+// Version 1 plans (all initial values as bytes) still load; a newer version is refused by name.
+TEST(PlanFile, ReadsFormatVersionsOneAndTwo) {
+  plan::Plan p = relu_plan();
+  EXPECT_EQ(p.format_version(), kPlanFormatVersion);
+  p.set_format_version(1);
+  EXPECT_NO_THROW(plan::validate_plan(p, "relu.dlcplan"));
+  p.set_format_version(kPlanFormatVersion + 1);
+  try {
+    plan::validate_plan(p, "relu.dlcplan");
+    FAIL() << "accepted a newer format";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plan format version 3 (this dlc reads versions 1 to 2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(PlanFile, StepWithTooManyInputsIsRejected) {
   plan::Plan p = relu_plan();
@@ -51,7 +69,7 @@ TEST(PlanValues, ZeroTensorsStoreNoBytes) {
   EXPECT_TRUE(v.data().empty());
   EXPECT_EQ(plan::from_proto(v, "m"), zeros);
   std::vector<float> host(15, 7.0f);
-  plan::copy_value(v, host.data(), host.size() * sizeof(float));
+  plan::copy_value(v, host.data());
   EXPECT_EQ(host, std::vector<float>(15, 0.0f));
 
   const Tensor ones = Tensor::from_double(DType::F32, std::vector<double>(15, 1.0), {3, 5});

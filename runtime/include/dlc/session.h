@@ -57,7 +57,9 @@ class Session {
   virtual std::string memory_report() const = 0;
 };
 
-/// Version of the plan format this runtime reads and writes.
-constexpr uint32_t kPlanFormatVersion = 1;
+/// Version of the plan format this runtime writes (2: all-zero initial values as a flag), and the
+/// oldest it reads.
+constexpr uint32_t kPlanFormatVersion = 2;
+constexpr uint32_t kOldestPlanFormatVersion = 1;
 
 }  // namespace dlc
