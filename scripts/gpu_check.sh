@@ -19,6 +19,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 report=${1:-${OUT:-.}/gpu_check.json}
+[[ $report = /* ]] || report=$PWD/$report  # relative to where it was called from
 build=${BUILD_DIR:-build-gpu}
 jobs=${JOBS:-$(nproc)}
 budget=${DLC_GPU_CHECK_SECONDS:-480}
@@ -52,20 +53,25 @@ if [ -f "$bundle" ]; then
   mode=bundle
   mkdir -p "$work/bundle"
   if tar -C "$work/bundle" -xJf "$bundle" > "$work/build.log" 2>&1; then
-    bin=$work/bundle/bin
-    cuda_dirs=$(cuda_library_dirs)
-    export LD_LIBRARY_PATH="$work/bundle/lib:$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # The bundle's libraries (Debian 12's libstdc++, protobuf, …) for its two binaries only, through
+    # wrappers: PyTorch and onnx in the benchmark's python3 keep this machine's own.
+    library_path="$work/bundle/lib:$(cuda_library_dirs)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    for b in dlc dlc_cuda_tests; do
+      printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "$library_path" "$work/bundle/bin/$b" > "$work/$b"
+      chmod +x "$work/$b"
+    done
     export DLC_SOURCE_DIR=$root  # the tests' data files: this checkout, not the bundle's build folder
     cat "$work/bundle/MANIFEST" >> "$work/build.log"
-    missing=$(ldd "$bin/dlc" "$bin/dlc_cuda_tests" | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+    missing=$(LD_LIBRARY_PATH=$library_path ldd "$work/bundle/bin/dlc" "$work/bundle/bin/dlc_cuda_tests" |
+      awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
     if [ -n "$missing" ]; then
-      echo "shared libraries not found here: $missing(LD_LIBRARY_PATH=$LD_LIBRARY_PATH)" >> "$work/build.log"
+      echo "shared libraries not found here: $missing(LD_LIBRARY_PATH=$library_path)" >> "$work/build.log"
       build_ok=0
     fi
   else
     build_ok=0
   fi
-  tests_bin=${bin:-}/dlc_cuda_tests dlc_bin=${bin:-}/dlc
+  tests_bin=$work/dlc_cuda_tests dlc_bin=$work/dlc
 else
   mode=build
   {
@@ -96,12 +102,14 @@ bench_note=""
 left=$((budget - (t2 - t0)))
 if [ "$build_ok" != 1 ]; then
   bench_note="no binaries"
-elif [ "$left" -lt 60 ]; then
+elif [ "$left" -le 60 ]; then
   bench_note="skipped: ${left}s of the ${budget}s budget left after the tests"
 else
   py=""
-  for candidate in python3 /usr/bin/python3; do
-    if "$candidate" -c 'import onnx, numpy' 2> /dev/null; then py=$candidate; break; fi
+  for modules in "onnx, numpy, torch" "onnx, numpy"; do
+    for candidate in python3 /usr/bin/python3; do
+      if [ -z "$py" ] && "$candidate" -c "import $modules" 2> /dev/null; then py=$candidate; fi
+    done
   done
   if [ -z "$py" ]; then
     bench_note="skipped: no python3 with onnx and numpy"
@@ -151,7 +159,10 @@ if g:
                     "failed": count("failed"), "skipped": count("skipped"), "failures": failures, "cases": cases}
 elif build_ok == "1":
     out["tests"] = {"exit_code": int(tests_rc), "seconds": int(tests_s), "log_tail": read("tests.log")[-4000:]}
-bench = json.loads(read("bench.json")) if read("bench.json") else None
+try:
+    bench = json.loads(read("bench.json")) if read("bench.json") else None
+except json.JSONDecodeError as e:  # cut off while writing (it is rewritten atomically; be safe)
+    bench, bench_note = None, f"bench.json unreadable: {e}"
 out["benchmarks"] = {"seconds": int(bench_s), "note": bench_note, "report": bench,
                      "log_tail": read("bench.log")[-3000:] if bench_note or not bench else ""}
 t = out["tests"] or {}

@@ -6,8 +6,9 @@
     closed form blocks x (12 T d^2 + 2 T^2 d) + d x classes;
   - a --smoke run in bf16: dlc compiles both models' CUDA training plans (ResNet-50's 53
     convolutions and the transformer) for sm_90, and each dlc run either trains (with a GPU) or
-    ends with dlc's no-device error (without one); the PyTorch runs report speeds, or that torch
-    is missing; the JSON report has every field docs/benchmarks.md describes.
+    ends with dlc's no-device error (without one); PyTorch eager reports a speed where torch is
+    installed, else that it is missing (torch.compile: a speed or that this torch lacks it); the
+    report and every run carry the fields docs/benchmarks.md lists for them.
 
 usage: gpu_train_bench_smoke.py PATH/TO/dlc WORK_DIR
 """
@@ -24,6 +25,19 @@ from make_resnet_onnx import make_resnet  # noqa: E402
 
 NO_GPU = "dlc train: error: the plan runs on cuda:0, but no CUDA device is available here"
 RESNET50_MACS = 4_089_184_256
+REPORT_KEYS = {"schema", "gpu", "torch", "smoke", "steps", "warmup", "lr", "peak_tflops", "cuda_graph", "dlc_device",
+               "seconds", "results"}
+RESULT_KEYS = {"model", "shape", "training_flops_per_sample", "runs", "ratios"}
+RUN_KEYS = {"variant", "precision", "wall_s"}
+MEASURED_KEYS = {"samples_per_s", "mfu", "loss_first", "loss_last"}
+
+
+def torch_installed() -> bool:
+    try:
+        import torch
+        return bool(torch.__version__)
+    except ImportError:
+        return False
 
 
 def main() -> int:
@@ -46,8 +60,15 @@ def main() -> int:
         print(f"FAILED: gpu_train_bench.py exited {r.returncode}")
         return 1
     report = json.load(open(report_path))
-    gpu = os.path.exists("/dev/nvidia0")
+    gpu, has_torch = os.path.exists("/dev/nvidia0"), torch_installed()
+    if set(report) != REPORT_KEYS:
+        failures.append(f"report keys {sorted(report)}, expected {sorted(REPORT_KEYS)}")
     for m in report["results"]:
+        if set(m) != RESULT_KEYS:
+            failures.append(f"{m['model']}: keys {sorted(m)}, expected {sorted(RESULT_KEYS)}")
+        for run in m["runs"]:
+            if not RUN_KEYS <= set(run) or ("samples_per_s" in run and not MEASURED_KEYS <= set(run)):
+                failures.append(f"{m['model']} {run.get('variant')}: keys {sorted(run)}")
         shape = m["shape"]
         if m["model"] == "gpt2":
             t, d = shape["seq"], shape["d"]
@@ -65,10 +86,16 @@ def main() -> int:
             failures.append(f"{m['model']} dlc on the GPU: {run.get('error')}")
         elif not gpu and run.get("error") != NO_GPU:
             failures.append(f"{m['model']} dlc without a GPU: {run.get('error')!r}, expected {NO_GPU!r}")
-        for peer in ("torch", "torch_compile"):
-            run = variants[peer]
-            if not (run.get("samples_per_s", 0) > 0 or "error" in run):
-                failures.append(f"{m['model']} {peer}: neither a speed nor an error: {run}")
+        eager, compiled = variants["torch"], variants["torch_compile"]
+        if not has_torch:
+            for run in (eager, compiled):
+                if run.get("error") != "torch is not installed":
+                    failures.append(f"{m['model']} {run['variant']} without torch: {run.get('error')!r}")
+        else:
+            if not eager.get("samples_per_s", 0) > 0:
+                failures.append(f"{m['model']} torch: no speed ({eager.get('error')})")
+            if not (compiled.get("samples_per_s", 0) > 0 or "has no torch.compile" in compiled.get("error", "")):
+                failures.append(f"{m['model']} torch_compile: {compiled.get('error')}")
         print(f"{m['model']}: dlc compiled in {variants['dlc']['compile_s']} s; "
               f"dlc: {variants['dlc'].get('error', 'trained')}; torch: "
               f"{variants['torch'].get('error') or format(variants['torch']['samples_per_s'], '.1f') + ' samples/s'}")

@@ -20,7 +20,8 @@ one fixed random batch, from the ONNX model's weights (loaded into the PyTorch m
                  on the plan with --cuda-graph (--no-cuda-graph: eager launches; when capture fails
                  the run is repeated without it and the error is kept). Steps/s from its --log.
                  dlc uploads the batch every step (on its copy stream, overlapped).
-  torch          PyTorch eager on the GPU, the batch resident there; bf16 and fp16 by
+  torch          PyTorch eager on the GPU, the batch resident there, the loss read every step
+                 as dlc train reads it (so both wait for the GPU each step); bf16 and fp16 by
                  torch.autocast (fp16 with a GradScaler). fp32 runs with TF32 off (matmul and
                  cuDNN), as dlc's fp32 plans compute.
   torch_compile  the same module through torch.compile (default mode), for --compile-precisions
@@ -188,6 +189,9 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if precision == "fp16" and device == "cpu":
         return {"error": "fp16 autocast needs a GPU"}
+    if device == "cuda":  # this run's own peak, and no cache left over from the previous one
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32 as dlc computes it; autocast sets 16-bit
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
@@ -203,6 +207,8 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def step() -> float:
+        """One training step; returns the loss as a float, so that every step waits for the GPU
+        as dlc train's does (it reads the loss each step)."""
         opt.zero_grad(set_to_none=True)
         with torch.autocast(device_type=device, dtype=dtype, enabled=dtype is not None):
             loss = F.cross_entropy(step_module(x), y)
@@ -213,10 +219,10 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
         else:
             loss.backward()
             opt.step()
-        return loss
+        return float(loss)
 
     t0 = time.monotonic()
-    loss_first = float(step())
+    loss_first = step()
     first_step_s = time.monotonic() - t0
     for _ in range(args.warmup - 1):
         step()
@@ -227,7 +233,7 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
     sync()
     elapsed = time.monotonic() - t0
     return {"device": device, "samples_per_s": args.steps * len(y) / elapsed, "loss_first": loss_first,
-            "loss_last": float(loss), "first_step_s": round(first_step_s, 2),
+            "loss_last": loss, "first_step_s": round(first_step_s, 2),
             "peak_memory_bytes": torch.cuda.max_memory_allocated() if device == "cuda" else None}
 
 
@@ -245,7 +251,7 @@ def run_variant(args, case: dict, variant: str, precision: str, peaks: dict, sta
     """One run; failures and the deadline are recorded in the result instead of raised."""
     name, shape = case["result"]["model"], case["shape"]
     info = {"variant": variant, "precision": precision}
-    if args.deadline and time.monotonic() - started > args.deadline:
+    if args.deadline is not None and time.monotonic() - started > args.deadline:
         return {**info, "skipped": f"deadline of {args.deadline:.0f} s reached"}
     t0 = time.monotonic()
     try:
@@ -262,6 +268,14 @@ def run_variant(args, case: dict, variant: str, precision: str, peaks: dict, sta
     return info
 
 
+def set_ratios(result: dict, precisions: list) -> None:
+    """dlc's samples/s over each peer's, for every precision both have measured so far."""
+    speed = {(r["variant"], r["precision"]): r["samples_per_s"] for r in result["runs"] if "samples_per_s" in r}
+    result["ratios"] = {f"dlc_over_{peer}_{p}": speed[("dlc", p)] / speed[(peer, p)]
+                        for p in precisions for peer in ("torch", "torch_compile")
+                        if ("dlc", p) in speed and (peer, p) in speed}
+
+
 def bench(args, peaks: dict, report: dict, started: float) -> None:
     """Every variant of every model, precision by precision (the first precision's comparisons
     come first, before a deadline can cut them), rewriting --json after each run so that a run
@@ -274,17 +288,12 @@ def bench(args, peaks: dict, report: dict, started: float) -> None:
                     continue
                 info = run_variant(args, case, variant, precision, peaks, started)
                 case["result"]["runs"].append(info)
+                set_ratios(case["result"], args.precisions)
                 if args.json:
                     write_report(report, args.json)
                 outcome = f"{info['samples_per_s']:.1f} samples/s" if "samples_per_s" in info else \
                     info.get("error", info.get("skipped", "?"))
                 print(f"{case['result']['model']} {precision} {variant}: {outcome}", file=sys.stderr)
-    for case in cases:
-        result = case["result"]
-        speed = {(r["variant"], r["precision"]): r["samples_per_s"] for r in result["runs"] if "samples_per_s" in r}
-        result["ratios"] = {f"dlc_over_{peer}_{p}": speed[("dlc", p)] / speed[(peer, p)]
-                            for p in args.precisions for peer in ("torch", "torch_compile")
-                            if ("dlc", p) in speed and (peer, p) in speed}
 
 
 def print_table(report: dict) -> None:
@@ -310,7 +319,7 @@ def main() -> int:
     parser.add_argument("--compile-precisions", default="bf16", help="precisions torch.compile runs in (default bf16)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps (default 20)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
-    parser.add_argument("--deadline", type=float, default=0, help="start no variant after this many seconds")
+    parser.add_argument("--deadline", type=float, help="start no variant after this many seconds")
     parser.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false", help="dlc without --cuda-graph")
     parser.add_argument("--peak-tflops", default=PEAK_TFLOPS, help=f"peak TFLOP/s per precision ({PEAK_TFLOPS})")
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, to check the script")
