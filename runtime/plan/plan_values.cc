@@ -32,7 +32,7 @@ void copy_value(const TensorValue& t, void* dst) {
   if (t.zeros())
     std::memset(dst, 0, bytes);
   else
-    std::memcpy(dst, t.data().data(), bytes);
+    copy_bytes(dst, t.data().data(), bytes);
 }
 
 TensorType value_type(const TensorValue& t, const std::string& what) {
