@@ -13,11 +13,10 @@ namespace dlc::codegen::cuda {
 
 namespace {
 
-// Builds an activation from its operands; `f` reads a float attribute with the ONNX default.
+// Builds an activation from its operands and attributes (read with their ONNX defaults).
 using Build = std::function<int(ExprProgram& p, const std::vector<int>& in, const Attrs& attrs)>;
 
 int op(ExprProgram& p, ExprOp o, std::vector<int> args) { return p.op(o, std::move(args)); }
-double attr(const Attrs& attrs, const char* name, double fallback) { return attrs.f(name, fallback); }
 
 // x < 0 ? slope * x : x (NaN passes: NaN < 0 is false), as LeakyRelu and PRelu compute.
 int leaky(ExprProgram& p, int x, int slope) {
@@ -27,20 +26,20 @@ int leaky(ExprProgram& p, int x, int slope) {
 const std::map<std::string, Build, std::less<>>& builders() {
   static const std::map<std::string, Build, std::less<>> table = {
       {"LeakyRelu", [](ExprProgram& p, const std::vector<int>& in,
-                       const Attrs& a) { return leaky(p, in[0], p.constant(attr(a, "alpha", 0.01))); }},
+                       const Attrs& a) { return leaky(p, in[0], p.constant(a.f("alpha", 0.01))); }},
       {"PRelu",
        [](ExprProgram& p, const std::vector<int>& in, const Attrs&) { return leaky(p, in[0], in[1]); }},
       {"ThresholdedRelu",  // x > alpha ? x : 0
        [](ExprProgram& p, const std::vector<int>& in, const Attrs& a) {
          const int x = in[0];
          return op(p, ExprOp::Where,
-                   {op(p, ExprOp::Greater, {x, p.constant(attr(a, "alpha", 1.0))}), x, p.constant(0.0)});
+                   {op(p, ExprOp::Greater, {x, p.constant(a.f("alpha", 1.0))}), x, p.constant(0.0)});
        }},
       {"HardSigmoid",  // max(0, min(1, alpha x + beta)), NaN propagating
        [](ExprProgram& p, const std::vector<int>& in, const Attrs& a) {
-         const int v = op(p, ExprOp::Add,
-                          {op(p, ExprOp::Mul, {p.constant(attr(a, "alpha", 0.2)), in[0]}),
-                           p.constant(attr(a, "beta", 0.5))});
+         const int v =
+             op(p, ExprOp::Add,
+                {op(p, ExprOp::Mul, {p.constant(a.f("alpha", 0.2)), in[0]}), p.constant(a.f("beta", 0.5))});
          return op(p, ExprOp::Max, {p.constant(0.0), op(p, ExprOp::Min, {p.constant(1.0), v})});
        }},
       {"HardSwish",  // x max(0, min(1, x / 6 + 0.5))
@@ -55,21 +54,20 @@ const std::map<std::string, Build, std::less<>>& builders() {
          const int x = in[0];
          return op(p, ExprOp::Where,
                    {op(p, ExprOp::Less, {x, p.constant(0.0)}),
-                    op(p, ExprOp::Mul, {p.constant(attr(a, "alpha", 1.0)), op(p, ExprOp::Expm1, {x})}), x});
+                    op(p, ExprOp::Mul, {p.constant(a.f("alpha", 1.0)), op(p, ExprOp::Expm1, {x})}), x});
        }},
       {"Selu",  // gamma (x > 0 ? x : alpha expm1(x))
        [](ExprProgram& p, const std::vector<int>& in, const Attrs& a) {
          const int x = in[0];
-         const int neg =
-             op(p, ExprOp::Mul,
-                {p.constant(attr(a, "alpha", 1.67326319217681884765625)), op(p, ExprOp::Expm1, {x})});
+         const int neg = op(p, ExprOp::Mul,
+                            {p.constant(a.f("alpha", 1.67326319217681884765625)), op(p, ExprOp::Expm1, {x})});
          return op(p, ExprOp::Mul,
-                   {p.constant(attr(a, "gamma", 1.05070102214813232421875)),
+                   {p.constant(a.f("gamma", 1.05070102214813232421875)),
                     op(p, ExprOp::Where, {op(p, ExprOp::Greater, {x, p.constant(0.0)}), x, neg})});
        }},
       {"Celu",  // max(0, x) + min(0, alpha expm1(x / alpha)), NaN propagating
        [](ExprProgram& p, const std::vector<int>& in, const Attrs& a) {
-         const int x = in[0], alpha = p.constant(attr(a, "alpha", 1.0));
+         const int x = in[0], alpha = p.constant(a.f("alpha", 1.0));
          const int e = op(p, ExprOp::Mul, {alpha, op(p, ExprOp::Expm1, {op(p, ExprOp::Div, {x, alpha})})});
          return op(p, ExprOp::Add,
                    {op(p, ExprOp::Max, {p.constant(0.0), x}), op(p, ExprOp::Min, {p.constant(0.0), e})});

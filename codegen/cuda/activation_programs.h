@@ -5,7 +5,6 @@
 // FusedElementwise interpreter they give the kernel's bits (ActivationPrograms tests).
 #pragma once
 
-#include <optional>
 #include <string_view>
 #include <vector>
 
