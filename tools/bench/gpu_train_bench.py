@@ -84,6 +84,11 @@ SHAPES = {
 }
 
 
+def transformer_dims(shape: dict) -> dict:
+    """The transformer's size arguments (make_transformer and the PyTorch module take the same)."""
+    return {k: v for k, v in shape.items() if k != "batch"}
+
+
 def build_model(name: str, shape: dict, folder: str) -> tuple:
     """Writes FOLDER/NAME.onnx and NAME.npz (a random batch); returns their paths and the batch."""
     path, data = os.path.join(folder, f"{name}.onnx"), os.path.join(folder, f"{name}.npz")
@@ -93,8 +98,7 @@ def build_model(name: str, shape: dict, folder: str) -> tuple:
         make_resnet(path, 50, shape["image"], 1000)
         x, classes = rng.standard_normal((b, 3, shape["image"], shape["image"]), dtype=np.float32), 1000
     else:
-        dims = {k: v for k, v in shape.items() if k != "batch"}
-        onnx.save(make_transformer(**dims, classes=10), path)
+        onnx.save(make_transformer(**transformer_dims(shape), classes=10), path)
         x, classes = rng.integers(0, shape["vocab"], (b, shape["seq"]), dtype=np.int64), 10
     np.savez(data, input=x, label=rng.integers(0, classes, b, dtype=np.int64))
     return path, data
@@ -174,8 +178,7 @@ def torch_module(name: str, shape: dict, model_path: str):
         module = torchvision.models.resnet50()
     else:
         import make_parity_models
-        dims = {k: v for k, v in shape.items() if k != "batch"}
-        module = make_parity_models.Transformer(**dims, classes=10)
+        module = make_parity_models.Transformer(**transformer_dims(shape), classes=10)
     from torch_weights import load_onnx_weights
     load_onnx_weights(module, model_path)
     return module
