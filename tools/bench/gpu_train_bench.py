@@ -35,7 +35,8 @@ multiply-add; counted from the ONNX graph's inferred shapes, attention products 
 elementwise work is not counted), and the peaks are the H200 SXM's dense figures (--peak-tflops).
 Ratios dlc / torch and dlc / torch_compile per precision close the report.
 
---deadline stops starting new variants after that many seconds (they are listed as skipped).
+--deadline stops starting new variants after that many seconds (they are listed as skipped), and
+stops a dlc command still running 90 s after it (its variant gets the timeout as its error).
 --smoke: tiny shapes (ResNet-50 at 64x64, batch 4; a 2-block transformer of width 64, sequence 16)
 and PyTorch on the CPU when there is no GPU, to check the script itself; without a GPU the dlc
 runs end with dlc's "no CUDA device" error, which the report keeps. --dlc-device cpu runs dlc's
@@ -128,7 +129,15 @@ def forward_flops_per_sample(path: str) -> float:
     return 2.0 * macs
 
 
+# The latest time.monotonic() a dlc command may run to: --deadline + GRACE_S, so that a hung
+# dlc train is stopped while the report can still be written (None: no limit).
+GRACE_S = 90
+stop_at = None
+
+
 def run(cmd: list, timeout: float) -> subprocess.CompletedProcess:
+    if stop_at is not None:
+        timeout = max(1.0, min(timeout, stop_at - time.monotonic()))
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
@@ -341,6 +350,9 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
 
     started = time.monotonic()
+    if args.deadline is not None:
+        global stop_at
+        stop_at = started + args.deadline + GRACE_S
     gpu = torch.cuda.get_device_name() if torch is not None and torch.cuda.is_available() else None
     report = {"schema": "dlc-gpu-bench/1", "gpu": gpu, "torch": torch.__version__ if torch is not None else None,
               "smoke": args.smoke, "steps": args.steps, "warmup": args.warmup, "lr": LR, "peak_tflops": peaks,
