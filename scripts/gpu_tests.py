@@ -20,7 +20,8 @@ import sys
 import time
 
 RUN = re.compile(r"^\[ RUN      \] (\S+)")
-END = re.compile(r"^\[ +(OK|FAILED|SKIPPED) +\] (\S+) \((\d+) ms\)")
+# A parameterized test's end line names its parameter: "[  FAILED  ] P/T.x/f16, where GetParam() = f16 (21 ms)".
+END = re.compile(r"^\[ +(OK|FAILED|SKIPPED) +\] ([^\s,]+)(?:, where .*)? \((\d+) ms\)")
 STATUS = {"OK": "passed", "FAILED": "failed", "SKIPPED": "skipped"}
 
 

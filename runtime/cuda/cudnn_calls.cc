@@ -108,14 +108,6 @@ Perf choose_algorithm(LibraryHandles& handles, const std::string& key, const std
                           kMaxCudnnWorkspaceBytes >> 20, key));
 }
 
-std::string problem_key(const std::string& call, const Attrs& params) {
-  std::string key = call;
-  for (const char* name :
-       {"dtype", "input0_dims", "input1_dims", "output0_dims", "strides", "pads", "dilations"})
-    if (params.has(name)) key += fmt::format(" {}={}", name, fmt::join(params.ints(name, {}), ","));
-  return key + fmt::format(" group={}", params.i("group", 1));
-}
-
 // What a convolution step adds after the cuDNN call: the bias (input 2, one value per channel),
 // then a residual (forward: input 3), then a Relu.
 struct Epilogue {
@@ -159,7 +151,7 @@ struct Convolution {
   template <typename Perf, typename Query>
   Perf algorithm(LibraryHandles& handles, const Attrs& params, const std::string& what, const char* kind,
                  Query&& query) const {
-    return choose_algorithm<Perf>(handles, problem_key(kind, params), what, query);
+    return choose_algorithm<Perf>(handles, cudnn_problem_key(kind, params), what, query);
   }
 
   cudnnHandle_t h;
@@ -444,6 +436,13 @@ std::unique_ptr<LibraryCall> make_cudnn_call(LibraryHandles& handles, const std:
   const auto it = cudnn_calls().find(call);
   if (it == cudnn_calls().end()) throw Error(fmt::format("{}: {} is no cuDNN call", what, call));
   return it->second(handles, params, what);
+}
+
+std::string cudnn_problem_key(const std::string& call, const Attrs& params) {
+  std::string key = call + " dtype=" + params.s("dtype", "?");
+  for (const char* name : {"input0_dims", "input1_dims", "output0_dims", "strides", "pads", "dilations"})
+    if (params.has(name)) key += fmt::format(" {}={}", name, fmt::join(params.ints(name, {}), ","));
+  return key + fmt::format(" group={}", params.i("group", 1));
 }
 
 }  // namespace dlc::cuda

@@ -28,4 +28,8 @@ bool is_cudnn_call(const std::string& call);
 std::unique_ptr<LibraryCall> make_cudnn_call(LibraryHandles& handles, const std::string& call,
                                              const Attrs& params, const std::string& what);
 
+/// The key an algorithm choice is cached under: the call, the dtype, the operands' dims and the
+/// window (strides, pads, dilations, group) of the step's library parameters.
+std::string cudnn_problem_key(const std::string& call, const Attrs& params);
+
 }  // namespace dlc::cuda

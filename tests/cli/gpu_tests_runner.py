@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/gpu_tests.py (the GPU check's suite-by-suite test runner) on a fake GoogleTest binary
 whose suite A passes one test, dies of SIGSEGV in the second and fails the third, and whose
-suite B hangs: the runner must record passed, crashed, failed and crashed-at-the-time-limit,
+suite B hangs (the failure's end line names its parameter, as gtest's do): the runner must record passed, crashed, failed and crashed-at-the-time-limit,
 rerun A from its third test in a fresh process, and exit 1.
 
 usage: gpu_tests_runner.py WORK_DIR
@@ -19,7 +19,7 @@ case "$1" in
   echo "[ RUN      ] A.one"; echo "[       OK ] A.one (3 ms)"
   echo "[ RUN      ] A.two"; echo "illegal address"; kill -SEGV $$;;
 --gtest_filter=A.three)
-  echo "[ RUN      ] A.three"; echo "expected 1, got 2"; echo "[  FAILED  ] A.three (1 ms)"; exit 1;;
+  echo "[ RUN      ] A.three"; echo "expected 1, got 2"; echo "[  FAILED  ] A.three, where GetParam() = 3 (1 ms)"; exit 1;;
 --gtest_filter=B.\*) echo "[ RUN      ] B.hangs"; exec sleep 30;;
 *) echo "unexpected arguments: $*"; exit 3;;
 esac

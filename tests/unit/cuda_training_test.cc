@@ -9,12 +9,15 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dlc/error.h"
 #include "dlc/session.h"
+#include "runtime/cuda/cudnn_calls.h"
 #include "runtime/cuda/device.h"
+#include "runtime/plan/plan_values.h"
 #include "tests/unit/source_dir.h"
 #include "tools/driver/train_compile.h"
 #include "tools/driver/trainer.h"
@@ -83,6 +86,28 @@ TEST_P(CudaTraining, LossesMatchTheCpuPlan) {
   expect_close(gpu, cpu, c.precision == "fp32" ? 1e-3 : 2e-2,
                "CUDA vs CPU");  // 16-bit: rounding order differs
   expect_close(losses_of(c, cuda_plan, true), gpu, 1e-5, "CUDA Graph replay vs eager");
+}
+
+// The key cuDNN's algorithm choice is cached under, for every cuDNN call of the cnn's plans (the
+// first GPU run found it read the string dtype as integers; this needs no GPU).
+TEST(CudnnProblemKey, EveryCudnnStepOfTheCnnPlansHasOne) {
+  for (const char* precision : {"fp32", "bf16"}) {
+    SCOPED_TRACE(precision);
+    const plan::Plan p = training_plan(TrainingCase{"cnn", 8, precision}, "cuda");
+    std::set<std::string> keys;
+    int calls = 0;
+    for (const plan::Step& step : p.stages(0).steps()) {
+      if (step.cuda().kind() != plan::CudaStep::LIBRARY || !cuda::is_cudnn_call(step.cuda().call())) continue;
+      ++calls;
+      const Attrs params = plan::from_proto(step.cuda().params(), step.name());
+      const std::string key = cuda::cudnn_problem_key(step.cuda().call(), params);
+      EXPECT_EQ(key.rfind(step.cuda().call() + " dtype=" + params.s("dtype") + " input0_dims=", 0), 0u)
+          << key;
+      keys.insert(key);
+    }
+    EXPECT_GT(calls, 8) << "convolutions, pooling and batch norm, forward and backward";
+    EXPECT_GT(keys.size(), 4u) << "problems of different calls and shapes have different keys";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Parity, CudaTraining,

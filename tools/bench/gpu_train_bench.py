@@ -4,7 +4,7 @@ torch.compile, on the same model, weights, batch and optimizer, in one run.
 
     gpu_train_bench.py --dlc BUILD/tools/dlc [--models resnet50,gpt2] [--precisions bf16,fp32,fp16]
                        [--compile-precisions bf16] [--steps 20] [--warmup 5] [--deadline SECONDS]
-                       [--no-cuda-graph] [--peak-tflops fp32=67,bf16=989,fp16=989] [--smoke]
+                       [--no-cuda-graph] [--peak-tflops fp32=67,bf16=989,fp16=989] [--profile] [--smoke]
                        [--out DIR] [--json FILE]
 
 Models (built with the `onnx` package, no export; tests/cli/model_builders.py checks the builders
@@ -37,6 +37,8 @@ Ratios dlc / torch and dlc / torch_compile per precision close the report.
 
 --deadline stops starting new variants after that many seconds (they are listed as skipped), and
 stops a dlc command still running 90 s after it (its variant gets the timeout as its error).
+--profile: after each dlc variant's timed run, 6 more steps with DLC_PROFILE=1 (every step timed
+between CUDA events, no graph), whose per-op table goes in the run's "profile".
 --smoke: tiny shapes (ResNet-50 at 64x64, batch 4; a 2-block transformer of width 64, sequence 16)
 and PyTorch on the CPU when there is no GPU, to check the script itself; without a GPU the dlc
 runs end with dlc's "no CUDA device" error, which the report keeps. --dlc-device cpu runs dlc's
@@ -133,6 +135,7 @@ def forward_flops_per_sample(path: str) -> float:
 # dlc train is stopped while the report can still be written (None: no limit).
 GRACE_S = 90
 stop_at = None
+PROFILE_STEPS = 6  # --profile: steps of the profiled run
 
 
 def run(cmd: list, timeout: float) -> subprocess.CompletedProcess:
@@ -169,11 +172,24 @@ def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: s
                 lines = [json.loads(line) for line in f if line.strip()]
             timed = [line["samples_per_s"] for line in lines[args.warmup:]]
             sps = batch / statistics.mean(batch / s for s in timed)  # total samples / total time
-            return {**result, "cuda_graph": cuda_graph, "samples_per_s": sps, "loss_first": lines[0]["loss"],
-                    "loss_last": lines[-1]["loss"], "memory": last_memory_line(r.stdout + r.stderr)}
+            result.update({"cuda_graph": cuda_graph, "samples_per_s": sps, "loss_first": lines[0]["loss"],
+                           "loss_last": lines[-1]["loss"], "memory": last_memory_line(r.stdout + r.stderr)})
+            if args.profile:
+                result["profile"] = dlc_profile(args, plan, data)
+            return result
         result["error" if not cuda_graph or len(graph_modes) == 1 else "cuda_graph_error"] = \
             f"dlc train: {last_line(r.stderr)}"
     return result
+
+
+def dlc_profile(args, plan: str, data: str) -> str:
+    """The plan's per-op GPU time (DLC_PROFILE: each step between two CUDA events, eager) over
+    PROFILE_STEPS steps, the first's one-time setup included: dlc's table, or its error."""
+    r = subprocess.run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr", str(LR)],
+                       capture_output=True, text=True, env={**os.environ, "DLC_PROFILE": "1"},
+                       timeout=max(1.0, stop_at - time.monotonic()) if stop_at is not None else 600)
+    table = r.stderr[r.stderr.find("dlc profile:"):] if "dlc profile:" in r.stderr else ""
+    return table.strip() if r.returncode == 0 and table else f"dlc train (DLC_PROFILE): {last_line(r.stderr)}"
 
 
 def last_memory_line(text: str) -> str:
@@ -334,6 +350,8 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, help="start no variant after this many seconds")
     parser.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false", help="dlc without --cuda-graph")
     parser.add_argument("--peak-tflops", default=PEAK_TFLOPS, help=f"peak TFLOP/s per precision ({PEAK_TFLOPS})")
+    parser.add_argument("--profile", action="store_true",
+                        help="also run each trained dlc plan with DLC_PROFILE and keep its per-op GPU times")
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, to check the script")
     parser.add_argument("--dlc-device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu: dlc's CPU plans instead (with --smoke: the first losses against PyTorch's)")
