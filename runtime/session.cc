@@ -110,7 +110,8 @@ class CpuSession final : public Session {
       }
       const Clock::time_point t0 = Clock::now();
       s.fn(ctx);
-      profile_->add(s.kernel, std::chrono::duration<double>(Clock::now() - t0).count());
+      profile_->add(profile_->key(s.kernel, s.name),
+                    std::chrono::duration<double>(Clock::now() - t0).count());
     }
   }
 

@@ -15,6 +15,11 @@ bool StepProfile::requested() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+bool StepProfile::by_step() {
+  const char* v = std::getenv("DLC_PROFILE");
+  return v && std::strcmp(v, "steps") == 0;
+}
+
 void StepProfile::add(const std::string& kernel, double seconds) {
   Entry& e = entries_[kernel];
   e.seconds += seconds;
@@ -29,8 +34,8 @@ void StepProfile::print(std::FILE* out) const {
   double total = 0;
   for (const auto& [name, e] : rows) total += e.seconds;
   fmt::print(out, "dlc profile: {} runs, {:.3f} ms of kernels per run\n", runs_, 1e3 * total / double(runs_));
-  fmt::print(out, "  {:<28s} {:>10s} {:>7s} {:>8s} {:>10s}\n", "kernel", "total ms", "share", "calls",
-             "us/call");
+  fmt::print(out, "  {:<28s} {:>10s} {:>7s} {:>8s} {:>10s}\n", by_step_ ? "step" : "kernel", "total ms",
+             "share", "calls", "us/call");
   for (const auto& [name, e] : rows)
     fmt::print(out, "  {:<28s} {:>10.2f} {:>6.1f}% {:>8d} {:>10.1f}\n", name, 1e3 * e.seconds,
                total > 0 ? 100 * e.seconds / total : 0.0, e.calls, 1e6 * e.seconds / double(e.calls));

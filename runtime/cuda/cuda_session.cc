@@ -109,7 +109,7 @@ class CudaSession final : public Session {
     DLC_CUDA_CHECK(cudaEventCreateWithFlags(consumed_.out(), cudaEventDisableTiming));
 
     // Library calls first: descriptors and algorithms, and the scratch they need.
-    handles_ = std::make_unique<LibraryHandles>(compute_.get());
+    handles_ = std::make_unique<LibraryHandles>(compute_.get(), options_.cudnn_benchmark);
     int64_t library_workspace = 0;
     for (const plan::Step& s : st.steps()) {
       std::unique_ptr<LibraryCall> call;
@@ -325,7 +325,7 @@ class CudaSession final : public Session {
       DLC_CUDA_CHECK(cudaEventSynchronize(stop.get()));
       float ms = 0;
       DLC_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      profile_->add(s.op, ms / 1000.0);
+      profile_->add(profile_->key(s.op, s.name), ms / 1000.0);
     }
   }
 

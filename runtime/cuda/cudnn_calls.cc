@@ -51,6 +51,11 @@ FilterDesc filter_desc(cudnnDataType_t type, const std::vector<int>& dims) {
   return owned;
 }
 
+// f32 convolutions compute with FMAs (no TF32, as the CPU kernels), 16-bit ones on tensor cores.
+cudnnMathType_t math_type(cudnnDataType_t type) {
+  return type == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
 ConvDesc conv_desc(const WindowGeometry& g, cudnnDataType_t type) {
   cudnnConvolutionDescriptor_t d = nullptr;
   DLC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
@@ -59,8 +64,7 @@ ConvDesc conv_desc(const WindowGeometry& g, cudnnDataType_t type) {
                                                   g.dilations.data(), CUDNN_CROSS_CORRELATION,
                                                   CUDNN_DATA_FLOAT));
   DLC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, g.groups));
-  DLC_CUDNN_CHECK(
-      cudnnSetConvolutionMathType(d, type == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+  DLC_CUDNN_CHECK(cudnnSetConvolutionMathType(d, math_type(type)));
   return owned;
 }
 
@@ -85,11 +89,17 @@ size_t scratch_bytes(const Attrs& params, const Shape& dims) {
       codegen::cuda::align256(num_elements(dims) * int64_t(dtype_size(*parse_dtype(params.s("dtype"))))));
 }
 
-// The first algorithm of cuDNN's heuristic ranking that succeeds within the workspace cap, cached
-// under `key`; `Perf` is the call's cudnn*AlgoPerf_t.
+// The first algorithm of cuDNN's ranking that succeeds within the workspace cap, cached under
+// `key`; `Perf` is the call's cudnn*AlgoPerf_t, and `query(find, n, &returned, perf)` ranks by
+// cuDNN's heuristics, or with `find` (LibraryHandles::benchmark_algorithms) by timing each
+// algorithm on the problem (cudnnFind*, which allocates its own buffers). The ranking lists an algorithm that
+// has no tensor-core form with CUDNN_DEFAULT_MATH even where the descriptor asks for tensor cores, and
+// running it under the descriptor's math type fails with CUDNN_STATUS_BAD_PARAM (seen on an H200
+// for ResNet-50's 16-bit convolutions): one in the descriptor's math type `math` is preferred, and
+// the caller sets the chosen one's math type on the descriptor.
 template <typename Perf, typename Query>
 Perf choose_algorithm(LibraryHandles& handles, const std::string& key, const std::string& what,
-                      Query&& query) {
+                      cudnnMathType_t math, Query&& query) {
   std::string& cached = handles.algorithm_cache()[key];
   Perf chosen{};
   if (cached.size() == sizeof(Perf)) {
@@ -98,12 +108,14 @@ Perf choose_algorithm(LibraryHandles& handles, const std::string& key, const std
   }
   Perf perf[16];
   int returned = 0;
-  query(16, &returned, perf);
-  for (int i = 0; i < returned; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxCudnnWorkspaceBytes) {
-      cached.assign(reinterpret_cast<const char*>(&perf[i]), sizeof(Perf));
-      return perf[i];
-    }
+  query(handles.benchmark_algorithms(), 16, &returned, perf);
+  for (const bool same_math : {true, false})
+    for (int i = 0; i < returned; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxCudnnWorkspaceBytes &&
+          (perf[i].mathType == math || !same_math)) {
+        cached.assign(reinterpret_cast<const char*>(&perf[i]), sizeof(Perf));
+        return perf[i];
+      }
   throw Error(fmt::format("{}: cuDNN has no algorithm within {} MiB of workspace for {}", what,
                           kMaxCudnnWorkspaceBytes >> 20, key));
 }
@@ -147,11 +159,16 @@ struct Convolution {
         weight_desc(filter_desc(type, window_dims(filter, geometry))),
         conv(conv_desc(geometry, type)) {}
 
-  // cuDNN's heuristic choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem.
+  // cuDNN's heuristic choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem;
+  // the descriptor takes the chosen algorithm's math type.
   template <typename Perf, typename Query>
   Perf algorithm(LibraryHandles& handles, const Attrs& params, const std::string& what, const char* kind,
                  Query&& query) const {
-    return choose_algorithm<Perf>(handles, cudnn_problem_key(kind, params), what, query);
+    const Perf perf =
+        choose_algorithm<Perf>(handles, cudnn_problem_key(kind, params), what, math_type(type), query);
+    if (perf.mathType != math_type(type))
+      DLC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv.get(), perf.mathType));
+    return perf;
   }
 
   cudnnHandle_t h;
@@ -170,10 +187,10 @@ class ConvolutionForward final : public LibraryCall {
            params.ints("output0_dims")),
         epilogue_(params, c_.type, params.ints("output0_dims"), c_.geometry, params.f("alpha2", 0.0) != 0.0) {
     perf_ = c_.algorithm<cudnnConvolutionFwdAlgoPerf_t>(
-        handles, params, what, "fwd", [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* p) {
-          DLC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(c_.h, c_.input_desc.get(),
-                                                                 c_.weight_desc.get(), c_.conv.get(),
-                                                                 c_.output_desc.get(), n, returned, p));
+        handles, params, what, "fwd", [&](bool find, int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* p) {
+          auto query = find ? cudnnFindConvolutionForwardAlgorithm : cudnnGetConvolutionForwardAlgorithm_v7;
+          DLC_CUDNN_CHECK(query(c_.h, c_.input_desc.get(), c_.weight_desc.get(), c_.conv.get(),
+                                c_.output_desc.get(), n, returned, p));
         });
   }
   size_t workspace_bytes() const override { return perf_.memory; }
@@ -200,10 +217,12 @@ class ConvolutionBackwardData final : public LibraryCall {
         epilogue_(params, c_.type, params.ints("output0_dims"), c_.geometry, false),
         beta_(float(params.f("beta", 0.0))) {
     perf_ = c_.algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
-        handles, params, what, "bwd_data", [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* p) {
-          DLC_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c_.h, c_.weight_desc.get(),
-                                                                      c_.output_desc.get(), c_.conv.get(),
-                                                                      c_.input_desc.get(), n, returned, p));
+        handles, params, what, "bwd_data",
+        [&](bool find, int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* p) {
+          auto query =
+              find ? cudnnFindConvolutionBackwardDataAlgorithm : cudnnGetConvolutionBackwardDataAlgorithm_v7;
+          DLC_CUDNN_CHECK(query(c_.h, c_.weight_desc.get(), c_.output_desc.get(), c_.conv.get(),
+                                c_.input_desc.get(), n, returned, p));
         });
   }
   size_t workspace_bytes() const override { return perf_.memory; }
@@ -229,10 +248,11 @@ class ConvolutionBackwardFilter final : public LibraryCall {
            params.ints("input0_dims")) {
     perf_ = c_.algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
         handles, params, what, "bwd_filter",
-        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
-          DLC_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              c_.h, c_.input_desc.get(), c_.output_desc.get(), c_.conv.get(), c_.weight_desc.get(), n,
-              returned, p));
+        [&](bool find, int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+          auto query = find ? cudnnFindConvolutionBackwardFilterAlgorithm
+                            : cudnnGetConvolutionBackwardFilterAlgorithm_v7;
+          DLC_CUDNN_CHECK(query(c_.h, c_.input_desc.get(), c_.output_desc.get(), c_.conv.get(),
+                                c_.weight_desc.get(), n, returned, p));
         });
   }
   size_t workspace_bytes() const override { return perf_.memory; }

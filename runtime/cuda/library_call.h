@@ -34,7 +34,9 @@ class LibraryCall {
 /// The library handles of one session, created when a step first needs them, bound to its stream.
 class LibraryHandles {
  public:
-  explicit LibraryHandles(cudaStream_t stream) : stream_(stream) {}
+  /// `benchmark_algorithms`: cuDNN calls time the algorithms (SessionOptions::cudnn_benchmark).
+  explicit LibraryHandles(cudaStream_t stream, bool benchmark_algorithms = false)
+      : stream_(stream), benchmark_algorithms_(benchmark_algorithms) {}
   ~LibraryHandles();
   LibraryHandles(const LibraryHandles&) = delete;
   LibraryHandles& operator=(const LibraryHandles&) = delete;
@@ -42,11 +44,13 @@ class LibraryHandles {
   cublasLtHandle_t cublaslt();
   void* cudnn();  // a cudnnHandle_t (cudnn.h stays out of this header)
   cudaStream_t stream() const { return stream_; }
+  bool benchmark_algorithms() const { return benchmark_algorithms_; }
   /// Algorithm choices by problem, shared by the session's calls of one kind.
   std::map<std::string, std::string>& algorithm_cache() { return algorithms_; }
 
  private:
   cudaStream_t stream_;
+  bool benchmark_algorithms_;
   cublasLtHandle_t cublaslt_ = nullptr;
   void* cudnn_ = nullptr;
   std::map<std::string, std::string> algorithms_;  // key -> the chosen algorithm's bytes

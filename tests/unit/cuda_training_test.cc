@@ -1,8 +1,9 @@
 // Whole training steps on the GPU: a parity model's training plan (the mlp in each precision; the
-// cnn, whose convolutions, pooling and batch norm are cuDNN calls, in fp32 and bf16; the
+// cnn, whose convolutions, pooling and batch norm are cuDNN calls, in each precision; the
 // transformer in fp32) compiled for cuda:0 and for the CPU trains 5 steps on the same batches with
 // the same losses; a CUDA Graph replay gives the eager CUDA run's losses (up to the order of the
-// embedding backward's atomic adds). Without a GPU the CUDA plan still compiles (NVRTC) and the
+// embedding backward's atomic adds), and the cnn's with timed cuDNN algorithms (--cudnn-benchmark)
+// match the CPU's too. Without a GPU the CUDA plan still compiles (NVRTC) and the
 // session must refuse it with an error naming the missing device; the GPU cases then skip.
 #include <gtest/gtest.h>
 
@@ -46,11 +47,13 @@ plan::Plan training_plan(const TrainingCase& c, const std::string& device) {
   return driver::compile_training(data_dir(c) + "/model.onnx", options).plan;
 }
 
-std::vector<double> losses_of(const TrainingCase& c, const plan::Plan& plan, bool cuda_graph = false) {
+std::vector<double> losses_of(const TrainingCase& c, const plan::Plan& plan, bool cuda_graph = false,
+                              bool cudnn_benchmark = false) {
   driver::TrainOptions options;
   options.data = data_dir(c) + "/data.npz";
   options.steps = 5;
   options.cuda_graph = cuda_graph;
+  options.cudnn_benchmark = cudnn_benchmark;
   std::vector<double> losses;
   options.on_step = [&](int64_t, int64_t, double loss, double) { losses.push_back(loss); };
   driver::train_plan(plan, c.model, options);
@@ -83,9 +86,12 @@ TEST_P(CudaTraining, LossesMatchTheCpuPlan) {
   const std::vector<double> cpu = losses_of(c, training_plan(c, "cpu"));
   const std::vector<double> gpu = losses_of(c, cuda_plan);
   ASSERT_EQ(cpu.size(), 5u);
-  expect_close(gpu, cpu, c.precision == "fp32" ? 1e-3 : 2e-2,
-               "CUDA vs CPU");  // 16-bit: rounding order differs
+  const double tolerance = c.precision == "fp32" ? 1e-3 : 2e-2;  // 16-bit: rounding order differs
+  expect_close(gpu, cpu, tolerance, "CUDA vs CPU");
   expect_close(losses_of(c, cuda_plan, true), gpu, 1e-5, "CUDA Graph replay vs eager");
+  // Timed cuDNN algorithms (--cudnn-benchmark) compute the same convolutions another way.
+  if (c.model == "cnn")
+    expect_close(losses_of(c, cuda_plan, false, true), cpu, tolerance, "cudnn benchmark vs CPU");
 }
 
 // The key cuDNN's algorithm choice is cached under, for every cuDNN call of the cnn's plans (the
@@ -113,7 +119,7 @@ TEST(CudnnProblemKey, EveryCudnnStepOfTheCnnPlansHasOne) {
 INSTANTIATE_TEST_SUITE_P(Parity, CudaTraining,
                          ::testing::Values(TrainingCase{"mlp", 16, "fp32"}, TrainingCase{"mlp", 16, "bf16"},
                                            TrainingCase{"mlp", 16, "fp16"}, TrainingCase{"cnn", 8, "fp32"},
-                                           TrainingCase{"cnn", 8, "bf16"},
+                                           TrainingCase{"cnn", 8, "bf16"}, TrainingCase{"cnn", 8, "fp16"},
                                            TrainingCase{"transformer", 8, "fp32"}),
                          [](const auto& info) { return info.param.model + "_" + info.param.precision; });
 

@@ -4,7 +4,7 @@ torch.compile, on the same model, weights, batch and optimizer, in one run.
 
     gpu_train_bench.py --dlc BUILD/tools/dlc [--models resnet50,gpt2] [--precisions bf16,fp32,fp16]
                        [--compile-precisions bf16] [--steps 20] [--warmup 5] [--deadline SECONDS]
-                       [--no-cuda-graph] [--peak-tflops fp32=67,bf16=989,fp16=989] [--profile] [--smoke]
+                       [--no-cuda-graph] [--peak-tflops fp32=67,bf16=989,fp16=989] [--profile bf16] [--smoke]
                        [--out DIR] [--json FILE]
 
 Models (built with the `onnx` package, no export; tests/cli/model_builders.py checks the builders
@@ -18,7 +18,9 @@ Every variant trains with Adam (lr 1e-3, PyTorch's defaults otherwise) and mean 
 one fixed random batch, from the ONNX model's weights (loaded into the PyTorch module by name):
   dlc            `dlc compile --train --device cuda --arch sm_90 --precision P`, then `dlc train`
                  on the plan with --cuda-graph (--no-cuda-graph: eager launches; when capture fails
-                 the run is repeated without it and the error is kept). Steps/s from its --log.
+                 the run is repeated without it and the error is kept) and --cudnn-benchmark (cuDNN's
+                 convolution algorithms timed once per shape, as PyTorch's cudnn.benchmark, which
+                 the torch variants set). Steps/s from its --log.
                  dlc uploads the batch every step (on its copy stream, overlapped).
   torch          PyTorch eager on the GPU, the batch resident there, the loss read every step
                  as dlc train reads it (so both wait for the GPU each step); bf16 and fp16 by
@@ -37,8 +39,9 @@ Ratios dlc / torch and dlc / torch_compile per precision close the report.
 
 --deadline stops starting new variants after that many seconds (they are listed as skipped), and
 stops a dlc command still running 90 s after it (its variant gets the timeout as its error).
---profile: after each dlc variant's timed run, 6 more steps with DLC_PROFILE=1 (every step timed
-between CUDA events, no graph), whose per-op table goes in the run's "profile".
+--profile P1,P2: after the timed run of each dlc variant in those precisions, 6 more steps with
+DLC_PROFILE=steps (every step timed between CUDA events, no graph); the table's first 60 lines
+(the slowest steps) go in the run's "profile".
 --smoke: tiny shapes (ResNet-50 at 64x64, batch 4; a 2-block transformer of width 64, sequence 16)
 and PyTorch on the CPU when there is no GPU, to check the script itself; without a GPU the dlc
 runs end with dlc's "no CUDA device" error, which the report keeps. --dlc-device cpu runs dlc's
@@ -135,7 +138,7 @@ def forward_flops_per_sample(path: str) -> float:
 # dlc train is stopped while the report can still be written (None: no limit).
 GRACE_S = 90
 stop_at = None
-PROFILE_STEPS = 6  # --profile: steps of the profiled run
+PROFILE_STEPS, PROFILE_ROWS = 6, 60  # --profile: steps of the profiled run, lines of its table kept
 
 
 def run(cmd: list, timeout: float) -> subprocess.CompletedProcess:
@@ -166,7 +169,7 @@ def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: s
     for cuda_graph in graph_modes:
         log = os.path.join(args.out, f"{name}_{precision}{'_graph' if cuda_graph else ''}_log.jsonl")
         r = run([args.dlc, "train", plan, "--data", data, "--steps", str(args.warmup + args.steps), "--lr", str(LR),
-                 "--log", log, *(["--cuda-graph"] if cuda_graph else [])], timeout=1800)
+                 "--log", log, *(["--cuda-graph"] if cuda_graph else []), *dlc_train_options(args)], timeout=1800)
         if r.returncode == 0:
             with open(log) as f:
                 lines = [json.loads(line) for line in f if line.strip()]
@@ -174,7 +177,7 @@ def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: s
             sps = batch / statistics.mean(batch / s for s in timed)  # total samples / total time
             result.update({"cuda_graph": cuda_graph, "samples_per_s": sps, "loss_first": lines[0]["loss"],
                            "loss_last": lines[-1]["loss"], "memory": last_memory_line(r.stdout + r.stderr)})
-            if args.profile:
+            if precision in args.profile:
                 result["profile"] = dlc_profile(args, plan, data)
             return result
         result["error" if not cuda_graph or len(graph_modes) == 1 else "cuda_graph_error"] = \
@@ -182,14 +185,24 @@ def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: s
     return result
 
 
+def dlc_train_options(args) -> list:
+    """dlc train's options of every run: --cudnn-benchmark on CUDA, as PyTorch runs with
+    cudnn.benchmark = True."""
+    return ["--cudnn-benchmark"] if args.dlc_device == "cuda" else []
+
+
 def dlc_profile(args, plan: str, data: str) -> str:
-    """The plan's per-op GPU time (DLC_PROFILE: each step between two CUDA events, eager) over
-    PROFILE_STEPS steps, the first's one-time setup included: dlc's table, or its error."""
-    r = subprocess.run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr", str(LR)],
-                       capture_output=True, text=True, env={**os.environ, "DLC_PROFILE": "1"},
+    """The plan's GPU time per step (DLC_PROFILE=steps: each step between two CUDA events, eager)
+    over PROFILE_STEPS steps, the first's one-time setup included: the first PROFILE_ROWS lines of
+    dlc's table (the slowest steps), or its error."""
+    r = subprocess.run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr", str(LR),
+                        *dlc_train_options(args)],
+                       capture_output=True, text=True, env={**os.environ, "DLC_PROFILE": "steps"},
                        timeout=max(1.0, stop_at - time.monotonic()) if stop_at is not None else 600)
     table = r.stderr[r.stderr.find("dlc profile:"):] if "dlc profile:" in r.stderr else ""
-    return table.strip() if r.returncode == 0 and table else f"dlc train (DLC_PROFILE): {last_line(r.stderr)}"
+    if r.returncode != 0 or not table:
+        return f"dlc train (DLC_PROFILE): {last_line(r.stderr)}"
+    return "\n".join(table.strip().splitlines()[:PROFILE_ROWS])
 
 
 def last_memory_line(text: str) -> str:
@@ -350,8 +363,7 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, help="start no variant after this many seconds")
     parser.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false", help="dlc without --cuda-graph")
     parser.add_argument("--peak-tflops", default=PEAK_TFLOPS, help=f"peak TFLOP/s per precision ({PEAK_TFLOPS})")
-    parser.add_argument("--profile", action="store_true",
-                        help="also run each trained dlc plan with DLC_PROFILE and keep its per-op GPU times")
+    parser.add_argument("--profile", default="", help="precisions whose dlc plans are also run with DLC_PROFILE=steps")
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, to check the script")
     parser.add_argument("--dlc-device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu: dlc's CPU plans instead (with --smoke: the first losses against PyTorch's)")
@@ -360,6 +372,7 @@ def main() -> int:
     args = parser.parse_args()
     args.models, args.precisions = args.models.split(","), args.precisions.split(",")
     args.compile_precisions = args.compile_precisions.split(",") if args.compile_precisions else []
+    args.profile = args.profile.split(",") if args.profile else []
     unknown = [m for m in args.models if m not in SHAPES] + [p for p in args.precisions if p not in
                                                                ("fp32", "bf16", "fp16")]
     if unknown or args.steps < 1 or args.warmup < 1:

@@ -119,6 +119,9 @@ Action add_train_command(CLI::App& app) {
   cmd->add_option("--threads", t.threads, "CPU threads (default: all cores)");
   cmd->add_flag("--cuda-graph", t.cuda_graph,
                 "CUDA plans: capture a training step once as a CUDA Graph and replay it");
+  cmd->add_flag("--cudnn-benchmark", t.cudnn_benchmark,
+                "CUDA plans: time cuDNN's convolution algorithms once per shape at start (as PyTorch's "
+                "cudnn.benchmark) instead of taking its heuristics' choice");
   return [args] { run_train(*args); };
 }
 

@@ -182,6 +182,7 @@ TrainReport train_plan(const plan::Plan& plan, const std::string& plan_name, con
   SessionOptions session_options;
   session_options.threads = options.threads;
   session_options.cuda_graph = options.cuda_graph;
+  session_options.cudnn_benchmark = options.cudnn_benchmark;
   auto session = Session::create(plan, session_options);
   Dataset data = load_dataset(options.data, data_inputs(*session), batch);
   BatchSampler sampler(data.rows, batch, options.shuffle, options.seed);

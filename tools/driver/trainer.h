@@ -34,7 +34,8 @@ struct TrainOptions {
   int64_t save_every = 0;
   std::string resume;  // checkpoint to continue from
   int threads = 0;
-  bool cuda_graph = false;  // CUDA plans: replay each step as a captured CUDA Graph
+  bool cuda_graph = false;       // CUDA plans: replay each step as a captured CUDA Graph
+  bool cudnn_benchmark = false;  // CUDA plans: time cuDNN's convolution algorithms at start
   /// Called after every optimizer step with (step, total, loss, samples/s); the tool draws its
   /// progress with it.
   std::function<void(int64_t step, int64_t total, double loss, double samples_per_s)> on_step;

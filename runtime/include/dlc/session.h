@@ -21,6 +21,9 @@ class Plan;
 struct SessionOptions {
   int threads = 0;          // CPU plans: OpenMP threads, 0 for the machine's cores
   bool cuda_graph = false;  // CUDA plans: capture a whole run once as a CUDA Graph and replay it
+  // CUDA plans: time cuDNN's convolution algorithms once per problem when the session starts
+  // (cudnnFind*, as PyTorch's cudnn.benchmark) instead of taking its heuristics' first choice.
+  bool cudnn_benchmark = false;
 };
 
 class Session {
