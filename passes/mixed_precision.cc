@@ -26,6 +26,42 @@ Attrs cast_to(DType t) {
   return a;
 }
 
+// The half-precision copies of f32 values, one per value, shared by its readers.
+class HalfValues {
+ public:
+  HalfValues(ir::Graph& g, DType half) : g_(g), half_(half) {}
+
+  // The half of `v`, added before the graph's insertion point. A Transpose's result is the
+  // Transpose of its input's half (rounding commutes with a permutation, so the values are the
+  // same bits): the Transpose moves half the bytes, and epilogue fusion can fold it into the
+  // MatMul that reads it as a transpose flag, which a Cast between them would stop.
+  ir::Value* of(ir::Value* v) {
+    if (ir::Value* h = half_of_[v]) return h;
+    const ir::Node* t = v->producer;
+    ir::Value* h = nullptr;
+    if (t && t->op == ir::OpKind::Transpose && t->inputs[0]->type.dtype == DType::F32) {
+      h = g_.add_node(ir::OpKind::Transpose, {of(t->inputs[0])}, t->attrs,
+                      {g_.unique_value_name(v->name + ".half")}, t->name + ".half")
+              ->outputs[0];
+      ++transposes_;
+    } else {
+      h = g_.add_node(ir::OpKind::Cast, {v}, cast_to(half_), {g_.unique_value_name(v->name + ".half")},
+                      v->name + ".to_half")
+              ->outputs[0];
+      ++casts_;
+    }
+    return half_of_[v] = h;
+  }
+  int64_t casts() const { return casts_; }
+  int64_t transposes() const { return transposes_; }
+
+ private:
+  ir::Graph& g_;
+  DType half_;
+  std::map<ir::Value*, ir::Value*> half_of_;
+  int64_t casts_ = 0, transposes_ = 0;
+};
+
 }  // namespace
 
 DType parse_precision(const std::string& precision) {
@@ -37,24 +73,13 @@ DType parse_precision(const std::string& precision) {
 
 bool MixedPrecision::run(ir::Graph& g) {
   if (half_ == DType::F32) return false;
-  std::map<ir::Value*, ir::Value*> half_of;  // one cast per f32 value, shared by its readers
+  HalfValues half_of(g, half_);
   int64_t ops = 0;
   for (ir::Node* n : g.nodes()) {
     if (!runs_in_half(*n)) continue;
     g.set_insertion_point(n);
     std::vector<ir::Value*> inputs;
-    for (ir::Value* v : n->inputs) {
-      if (!v) {
-        inputs.push_back(nullptr);
-        continue;
-      }
-      ir::Value*& h = half_of[v];
-      if (!h)
-        h = g.add_node(ir::OpKind::Cast, {v}, cast_to(half_), {g.unique_value_name(v->name + ".half")},
-                       v->name + ".to_half")
-                ->outputs[0];
-      inputs.push_back(h);
-    }
+    for (ir::Value* v : n->inputs) inputs.push_back(v ? half_of.of(v) : nullptr);
     ir::Value* out = n->outputs[0];
     const std::string out_name = out->name;
     ir::Value* half_out =
@@ -71,7 +96,8 @@ bool MixedPrecision::run(ir::Graph& g) {
   g.clear_insertion_point();
   if (half_ == DType::F16) add_loss_scale(g, initial_loss_scale_);
   stats_["ops_in_half"] = ops;
-  stats_["casts_to_half"] = int64_t(half_of.size());
+  stats_["casts_to_half"] = half_of.casts();
+  stats_["transposes_in_half"] = half_of.transposes();
   return ops > 0 || half_ == DType::F16;
 }
 

@@ -6,7 +6,9 @@
 // follows: a Cast's gradient is the cast back, so MatMul/convolution gradients are computed in
 // half and the parameter gradients arrive in f32. The CPU kernels store the half operands and
 // compute in f32 (runtime/cpu/widen.h). fp16, whose range is narrow, also gets dynamic loss
-// scaling (loss_scaling.h). With f32 the pass does nothing.
+// scaling (loss_scaling.h). An operand made by a Transpose is cast before the Transpose instead
+// (stat transposes_in_half), so epilogue fusion can still fold it into the MatMul. With f32 the
+// pass does nothing.
 #pragma once
 
 #include "dlc/dtype.h"

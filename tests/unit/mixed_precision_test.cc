@@ -111,6 +111,33 @@ TEST(MixedPrecision, OneCastPerValueAndHalfOpsLeftAlone) {
   EXPECT_EQ(g.outputs()[1]->type.dtype, DType::F16);
 }
 
+TEST(MixedPrecision, TransposedOperandsAreCastBeforeTheirTranspose) {
+  // MatMul(x, Transpose(w)), as ONNX exports a Linear: the half operand is Transpose(Cast(w)),
+  // which epilogue fusion then folds into the MatMul as transpose_b.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {2, 3}});
+  ir::Value* w = g.add_parameter("w", test::random_normal({4, 3}, 5));
+  Attrs perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  ir::Value* wt = g.add_node(ir::OpKind::Transpose, {w}, perm, {"wt"})->outputs[0];
+  g.add_output(g.add_node(ir::OpKind::MatMul, {x, wt})->outputs[0]);
+  passes::MixedPrecision pass(DType::BF16);
+  EXPECT_TRUE(pass.run(g));
+  ir::verify(g);
+  const ir::Node* mm = only_node(g, ir::OpKind::MatMul);
+  const ir::Node* t = mm->inputs[1]->producer;
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->op, ir::OpKind::Transpose);
+  EXPECT_EQ(t->attrs.ints("perm", {}), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(t->outputs[0]->type, (TensorType{DType::BF16, {3, 4}}));
+  ASSERT_NE(t->inputs[0]->producer, nullptr);
+  EXPECT_EQ(t->inputs[0]->producer->op, ir::OpKind::Cast);
+  EXPECT_EQ(t->inputs[0]->producer->inputs[0], w);
+  EXPECT_EQ(pass.stats().at("casts_to_half"), 2);  // x and w
+  EXPECT_EQ(pass.stats().at("transposes_in_half"), 1);
+  EXPECT_TRUE(g.users(wt).empty()) << "the f32 Transpose is left for dead-code elimination";
+}
+
 TEST(MixedPrecision, UnknownPrecisionIsAnError) {
   EXPECT_EQ(passes::parse_precision("fp32"), DType::F32);
   EXPECT_EQ(passes::parse_precision("bf16"), DType::BF16);
