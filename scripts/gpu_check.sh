@@ -143,7 +143,9 @@ gpu = [f.strip() for f in read("gpu.csv").splitlines()[0].split(",")] if read("g
 out = {
     "schema": "dlc-gpu-check/2",
     "started": started,
-    "commit": commit,
+    # The binaries' commit in bundle mode (the machine's copy of the checkout may carry an older
+    # .git), else the checkout's.
+    "commit": (read("bundle/MANIFEST").split() + ["", ""])[1] if mode == "bundle" else commit,
     "gpu": dict(zip(["name", "driver", "compute_capability", "memory"], gpu)) if gpu else None,
     "build": {"mode": mode, "ok": build_ok == "1", "seconds": int(build_s),
               "manifest": read("bundle/MANIFEST").strip() if mode == "bundle" else None,
