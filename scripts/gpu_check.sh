@@ -145,7 +145,8 @@ out = {
     "started": started,
     # The binaries' commit in bundle mode (the machine's copy of the checkout may carry an older
     # .git), else the checkout's.
-    "commit": (read("bundle/MANIFEST").split() + ["", ""])[1] if mode == "bundle" else commit,
+    "commit": read("bundle/MANIFEST").splitlines()[0].removeprefix("commit ").strip()
+    if mode == "bundle" and read("bundle/MANIFEST") else commit,
     "gpu": dict(zip(["name", "driver", "compute_capability", "memory"], gpu)) if gpu else None,
     "build": {"mode": mode, "ok": build_ok == "1", "seconds": int(build_s),
               "manifest": read("bundle/MANIFEST").strip() if mode == "bundle" else None,
@@ -165,7 +166,8 @@ out["benchmarks"] = {"seconds": int(bench_s), "note": bench_note, "report": benc
                      "log_tail": read("bench.log")[-3000:] if bench_note or not bench else ""}
 t = out["tests"] or {}
 # A GPU run skips nothing: a skip means no device was found (or a reference kernel is missing).
-out["ok"] = bool(out["build"]["ok"] and t.get("total") and t.get("passed") == t.get("total"))
+out["ok"] = bool(out["build"]["ok"] and t.get("total") and t.get("passed") == t.get("total")
+                 and not t.get("process_errors"))
 os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
 with open(report, "w") as f:
     json.dump(out, f, indent=1)

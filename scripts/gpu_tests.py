@@ -2,14 +2,17 @@
 """Runs a GoogleTest binary suite by suite, one process per suite, so that a crash or a sticky
 CUDA error (an illegal address poisons the whole context) costs one suite, not the run. When a
 process dies inside a test (a signal, or the time limit), that test is recorded as crashed and
-the suite goes on in a fresh process from the next test.
+the suite goes on in a fresh process from the next test; a process that dies outside a test
+(start-up, between tests, at exit) is a process error, and the tests it did not reach crashed.
+One process runs at most --process-seconds (120), all together --seconds (240).
 
     gpu_tests.py BINARY --json TESTS.json --log TESTS.log [--seconds 240]
 
 TESTS.json: {"exit_code", "seconds", "total", "passed", "failed", "crashed", "skipped",
-"not_run", "failures": [{"name", "message"}], "cases": [{"name", "status", "seconds"}]}; the
-status of a case is passed, failed, skipped, crashed or not_run (the time ran out first). The log
-holds every process's full output. Exit status 0 when every test ran and none failed or crashed.
+"not_run", "process_errors", "failures": [{"name", "message"}], "cases": [{"name", "status",
+"seconds"}]}; the status of a case is passed, failed, skipped, crashed or not_run (the time ran
+out first). The log holds every process's full output. Exit status 0 when every test ran, none
+failed or crashed, and no process died outside a test.
 """
 import argparse
 import json
@@ -27,7 +30,8 @@ STATUS = {"OK": "passed", "FAILED": "failed", "SKIPPED": "skipped"}
 
 def list_tests(binary: str) -> dict:
     """{"Suite.": ["Suite.test", …]} in the binary's order."""
-    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, check=True,
+                         timeout=60).stdout
     suites, suite = {}, None
     for line in out.splitlines():
         name = line.split("#")[0].rstrip()
@@ -66,9 +70,10 @@ def main() -> int:
     parser.add_argument("--json", required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--seconds", type=float, default=240, help="time for all the suites together")
+    parser.add_argument("--process-seconds", type=float, default=120, help="the most one process may run")
     args = parser.parse_args()
     t0 = time.monotonic()
-    cases, failures, exit_code = [], [], 0
+    cases, failures, exit_code, process_errors = [], [], 0, 0
     with open(args.log, "w") as log:
         for suite, names in list_tests(args.binary).items():
             pending = list(names)
@@ -83,11 +88,12 @@ def main() -> int:
                 log.flush()
                 try:
                     r = subprocess.run([args.binary, f"--gtest_filter={pattern}"], stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, text=True, errors="replace", timeout=left)
+                                       stderr=subprocess.STDOUT, text=True, errors="replace",
+                                       timeout=min(left, args.process_seconds))
                     output, rc, why = r.stdout, r.returncode, f"exit status {r.returncode}"
                 except subprocess.TimeoutExpired as e:
                     output = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-                    rc, why = -9, f"killed at the time limit ({args.seconds:.0f} s for all suites)"
+                    rc, why = -9, f"killed at the time limit ({e.timeout:.0f} s)"
                 log.write(output + f"\n=== {why}\n")
                 log.flush()
                 exit_code = exit_code or (rc if rc != 0 else 0)
@@ -97,31 +103,34 @@ def main() -> int:
                     if status == "failed":
                         failures.append({"name": name, "message": text[-2000:]})
                 done = {name for name, *_ in ended}
-                if unfinished:
+                if unfinished and unfinished[0] in pending:  # died inside a test: go on after it
                     name, text = unfinished
                     cases.append({"name": name, "status": "crashed", "seconds": 0.0})
                     failures.append({"name": name, "message": f"{why}; output:\n{text[-2000:]}"})
-                    done.add(name)
-                elif rc != 0 and not ended:  # died before any test started
-                    cases += [{"name": n, "status": "crashed", "seconds": 0.0} for n in pending]
-                    failures.append({"name": f"{suite}*", "message": f"{why}; output:\n{output[-2000:]}"})
-                    break
+                    pending = [n for n in pending if n not in done and n != name]
+                    continue
                 pending = [n for n in pending if n not in done]
-                if not unfinished:
-                    # Everything not listed as ended would be a parse miss: record, don't loop.
+                if rc != 0 and not any(status == "failed" for _, status, *_ in ended):
+                    # Died outside a test (start-up, between tests, at exit): the tests it did not
+                    # reach count as crashed, and the process error is reported either way.
+                    process_errors += 1
+                    cases += [{"name": n, "status": "crashed", "seconds": 0.0} for n in pending]
+                    failures.append({"name": f"{suite}* (process)", "message": f"{why} outside a test; output:\n"
+                                     f"{output[-2000:]}"})
+                else:  # a test not listed as ended would be a parse miss: record it, don't loop
                     cases += [{"name": n, "status": "not_run", "seconds": 0.0} for n in pending]
-                    break
+                break
     count = {s: sum(1 for c in cases if c["status"] == s)
              for s in ("passed", "failed", "crashed", "skipped", "not_run")}
     report = {"exit_code": exit_code, "seconds": round(time.monotonic() - t0, 1), "total": len(cases), **count,
-              "failures": failures, "cases": cases}
+              "process_errors": process_errors, "failures": failures, "cases": cases}
     tmp = args.json + ".tmp"
     with open(tmp, "w") as f:
         json.dump(report, f, indent=1)
     os.replace(tmp, args.json)
     print(f"gpu_tests: {count['passed']} passed, {count['failed']} failed, {count['crashed']} crashed, "
           f"{count['skipped']} skipped, {count['not_run']} not run of {len(cases)}", file=sys.stderr)
-    return 0 if count["failed"] == count["crashed"] == count["not_run"] == 0 else 1
+    return 0 if count["failed"] == count["crashed"] == count["not_run"] == process_errors == 0 else 1
 
 
 if __name__ == "__main__":

@@ -92,11 +92,13 @@ size_t scratch_bytes(const Attrs& params, const Shape& dims) {
 // The first algorithm of cuDNN's ranking that succeeds within the workspace cap, cached under
 // `key`; `Perf` is the call's cudnn*AlgoPerf_t, and `query(find, n, &returned, perf)` ranks by
 // cuDNN's heuristics, or with `find` (LibraryHandles::benchmark_algorithms) by timing each
-// algorithm on the problem (cudnnFind*, which allocates its own buffers). The ranking lists an algorithm that
-// has no tensor-core form with CUDNN_DEFAULT_MATH even where the descriptor asks for tensor cores, and
-// running it under the descriptor's math type fails with CUDNN_STATUS_BAD_PARAM (seen on an H200
-// for ResNet-50's 16-bit convolutions): one in the descriptor's math type `math` is preferred, and
-// the caller sets the chosen one's math type on the descriptor.
+// algorithm on the problem (cudnnFind*, which allocates its own buffers). The ranking lists an
+// algorithm that has no tensor-core form under CUDNN_DEFAULT_MATH even where the descriptor asks
+// for tensor cores, and running it under the descriptor's math type fails with
+// CUDNN_STATUS_BAD_PARAM (seen on an H200 for ResNet-50's 16-bit convolutions): one in the
+// descriptor's math type `math` is preferred, and for 16-bit convolutions the caller sets the
+// chosen one's math type on the descriptor (f32 ones keep CUDNN_FMA_MATH whatever the ranking
+// says: any other would allow TF32).
 template <typename Perf, typename Query>
 Perf choose_algorithm(LibraryHandles& handles, const std::string& key, const std::string& what,
                       cudnnMathType_t math, Query&& query) {
@@ -159,14 +161,14 @@ struct Convolution {
         weight_desc(filter_desc(type, window_dims(filter, geometry))),
         conv(conv_desc(geometry, type)) {}
 
-  // cuDNN's heuristic choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem;
-  // the descriptor takes the chosen algorithm's math type.
+  // cuDNN's choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem; a 16-bit
+  // descriptor takes the chosen algorithm's math type.
   template <typename Perf, typename Query>
   Perf algorithm(LibraryHandles& handles, const Attrs& params, const std::string& what, const char* kind,
                  Query&& query) const {
     const Perf perf =
         choose_algorithm<Perf>(handles, cudnn_problem_key(kind, params), what, math_type(type), query);
-    if (perf.mathType != math_type(type))
+    if (type != CUDNN_DATA_FLOAT && perf.mathType != math_type(type))
       DLC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv.get(), perf.mathType));
     return perf;
   }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""scripts/gpu_tests.py (the GPU check's suite-by-suite test runner) on a fake GoogleTest binary
-whose suite A passes one test, dies of SIGSEGV in the second and fails the third, and whose
-suite B hangs (the failure's end line names its parameter, as gtest's do): the runner must record passed, crashed, failed and crashed-at-the-time-limit,
-rerun A from its third test in a fresh process, and exit 1.
+"""scripts/gpu_tests.py (the GPU check's suite-by-suite test runner) on a fake GoogleTest binary:
+suite A passes one test, dies of SIGSEGV in the second and fails the third (its end line naming
+the parameter, as gtest's do); B hangs; C dies between its two tests; D passes and then dies at
+exit. The runner must record passed, crashed, failed and crashed-at-the-time-limit (3 s a
+process), rerun A from its third test in a fresh process, report C's and D's process errors, and
+exit 1.
 
 usage: gpu_tests_runner.py WORK_DIR
 """
@@ -11,16 +13,19 @@ import os
 import subprocess
 import sys
 
+COUNTS = ("total", "passed", "failed", "crashed", "skipped", "not_run", "process_errors")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAKE = r"""#!/bin/bash
 case "$1" in
---gtest_list_tests) printf 'Running main() from x\nA.\n  one\n  two  # GetParam() = 2\n  three\nB.\n  hangs\n';;
+--gtest_list_tests) printf 'Running main() from x\nA.\n  one\n  two  # GetParam() = 2\n  three\nB.\n  hangs\nC.\n  one\n  two\nD.\n  one\n';;
 --gtest_filter=A.\*)
   echo "[ RUN      ] A.one"; echo "[       OK ] A.one (3 ms)"
   echo "[ RUN      ] A.two"; echo "illegal address"; kill -SEGV $$;;
 --gtest_filter=A.three)
   echo "[ RUN      ] A.three"; echo "expected 1, got 2"; echo "[  FAILED  ] A.three, where GetParam() = 3 (1 ms)"; exit 1;;
 --gtest_filter=B.\*) echo "[ RUN      ] B.hangs"; exec sleep 30;;
+--gtest_filter=C.\*) echo "[ RUN      ] C.one"; echo "[       OK ] C.one (1 ms)"; kill -SEGV $$;;
+--gtest_filter=D.\*) echo "[ RUN      ] D.one"; echo "[       OK ] D.one (1 ms)"; echo "exit crash"; exit 134;;
 *) echo "unexpected arguments: $*"; exit 3;;
 esac
 """
@@ -35,16 +40,18 @@ def main() -> int:
     os.chmod(fake, 0o755)
     report, log = os.path.join(work, "tests.json"), os.path.join(work, "tests.log")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gpu_tests.py"), fake, "--json", report,
-                        "--log", log, "--seconds", "4"], capture_output=True, text=True, timeout=60)
+                        "--log", log, "--seconds", "8", "--process-seconds", "3"], capture_output=True, text=True, timeout=60)
     got = json.load(open(report))
     statuses = {c["name"]: c["status"] for c in got["cases"]}
     messages = {f["name"]: f["message"] for f in got["failures"]}
     checks = [
         (r.returncode == 1, f"exit status {r.returncode}, expected 1"),
-        (statuses == {"A.one": "passed", "A.two": "crashed", "A.three": "failed", "B.hangs": "crashed"},
-         f"statuses {statuses}"),
-        ([got[k] for k in ("total", "passed", "failed", "crashed", "skipped", "not_run")] == [4, 1, 1, 2, 0, 0],
-         "counts " + str({k: got[k] for k in ("total", "passed", "failed", "crashed", "skipped", "not_run")})),
+        (statuses == {"A.one": "passed", "A.two": "crashed", "A.three": "failed", "B.hangs": "crashed",
+                      "C.one": "passed", "C.two": "crashed", "D.one": "passed"}, f"statuses {statuses}"),
+        ([got[k] for k in COUNTS] == [7, 3, 1, 3, 0, 0, 2], "counts " + str({k: got[k] for k in COUNTS})),
+        ("exit status -11 outside a test" in messages.get("C.* (process)", ""),
+         f"C's process error {messages.get('C.* (process)')!r}"),
+        ("exit crash" in messages.get("D.* (process)", ""), f"D's process error {messages.get('D.* (process)')!r}"),
         ("illegal address" in messages.get("A.two", "") and "exit status -11" in messages.get("A.two", ""),
          f"A.two's message {messages.get('A.two')!r}"),
         (messages.get("A.three") == "expected 1, got 2", f"A.three's message {messages.get('A.three')!r}"),

@@ -195,10 +195,13 @@ def dlc_profile(args, plan: str, data: str) -> str:
     """The plan's GPU time per step (DLC_PROFILE=steps: each step between two CUDA events, eager)
     over PROFILE_STEPS steps, the first's one-time setup included: the first PROFILE_ROWS lines of
     dlc's table (the slowest steps), or its error."""
-    r = subprocess.run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr", str(LR),
-                        *dlc_train_options(args)],
-                       capture_output=True, text=True, env={**os.environ, "DLC_PROFILE": "steps"},
-                       timeout=max(1.0, stop_at - time.monotonic()) if stop_at is not None else 600)
+    try:  # a profile cut off by the deadline must not lose the run's measurement
+        r = subprocess.run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr",
+                            str(LR), *dlc_train_options(args)],
+                           capture_output=True, text=True, env={**os.environ, "DLC_PROFILE": "steps"},
+                           timeout=max(1.0, stop_at - time.monotonic()) if stop_at is not None else 600)
+    except subprocess.TimeoutExpired as e:
+        return f"dlc train (DLC_PROFILE): stopped after {e.timeout:.0f} s"
     table = r.stderr[r.stderr.find("dlc profile:"):] if "dlc profile:" in r.stderr else ""
     if r.returncode != 0 or not table:
         return f"dlc train (DLC_PROFILE): {last_line(r.stderr)}"
