@@ -27,6 +27,11 @@ bool may_write_in_place(const ir::Node& n, int output, int input) {
   const ir::Value* in = n.inputs.at(size_t(input));
   if (!out || !in || out->type != in->type) return false;
   if (is_binary_arithmetic(n.op)) return output == 0 && input <= 1;
+  // Where(cond, x, y) reads its value operands and writes its result element by element, same
+  // index (an operand of the result's type is not broadcast): so a gated state update (Where of
+  // the new value and the state's old one, grad_accumulation.h) writes into the state's buffer
+  // instead of being copied there after the step.
+  if (n.op == ir::OpKind::Where) return output == 0 && (input == 1 || input == 2);
   // The kernels read and write these pairs element by element, same index
   // (runtime/cpu/kernels/optimizer_update.cc, norm.cc; the CUDA ones and cuDNN update in place).
   return in_place_operand(ir::op_name(n.op), n.attrs, output) == input;

@@ -123,6 +123,35 @@ TEST(InPlaceStateUpdate, NotWhenTheStateIsCopiedIntoAnother) {
   expect_same_bits(t.g, random_normal({4}, 8), 3);
 }
 
+TEST(InPlaceStateUpdate, GatedUpdateWritesTheStateBuffer) {
+  // new s = Where(apply, s + x, s), as gradient accumulation and loss scaling gate an update: the
+  // Where writes its result over the old s element by element, so no copy step follows.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {4}});
+  ir::Value* apply = g.add_input("apply", TensorType{DType::Bool, {}});
+  ir::Value* s = g.add_parameter("s", random_normal({4}, 7), ir::Role::State);
+  ir::Value* sum = g.add_node(ir::OpKind::Add, {s, x}, {}, {"sum"})->outputs[0];
+  g.add_state_update(g.add_node(ir::OpKind::Where, {apply, sum, s}, {}, {"s.next"})->outputs[0], s);
+  g.add_output(g.add_node(ir::OpKind::Relu, {sum}, {}, {"y"})->outputs[0]);
+  EXPECT_TRUE(plan_buffer_aliases(g, {}).in_place_states.count(s));
+  const plan::Plan shared = lower_to_plan(g), plain = lower_to_plan(g, {"cpu", kNoSharing});
+  EXPECT_EQ(count_steps(shared, "Identity"), 0);
+  EXPECT_EQ(count_steps(plain, "Identity"), 1);
+  EXPECT_EQ(offset_of(shared, "s.next"), offset_of(shared, "s"));
+  Tensor got[2];
+  for (int k = 0; k < 2; ++k) {
+    auto session = Session::create(k ? shared : plain, {1});
+    for (const bool applied : {true, false, false, true}) {
+      session->set_input("x", random_normal({4}, 8));
+      session->set_input("apply", Tensor::from_double(DType::Bool, {applied ? 1.0 : 0.0}, {}));
+      session->run();
+    }
+    got[k] = session->read_state("s");
+  }
+  EXPECT_EQ(got[0], got[1]);
+  EXPECT_NE(got[0], random_normal({4}, 7)) << "two applied steps changed s";
+}
+
 TEST(InPlaceStateUpdate, OptimizersTrainBitForBitWithoutCopies) {
   for (const char* kind : {"sgd", "adam", "rmsprop"}) {
     passes::OptimizerOptions opt;
