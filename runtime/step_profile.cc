@@ -10,15 +10,22 @@
 
 namespace dlc {
 
-bool StepProfile::requested() {
+namespace {
+
+// DLC_PROFILE's value, "" when unset.
+const char* profile_setting() {
   const char* v = std::getenv("DLC_PROFILE");
-  return v && *v && std::strcmp(v, "0") != 0;
+  return v ? v : "";
 }
 
-bool StepProfile::by_step() {
-  const char* v = std::getenv("DLC_PROFILE");
-  return v && std::strcmp(v, "steps") == 0;
+}  // namespace
+
+bool StepProfile::requested() {
+  const char* v = profile_setting();
+  return *v && std::strcmp(v, "0") != 0;
 }
+
+bool StepProfile::by_step() { return std::strcmp(profile_setting(), "steps") == 0; }
 
 void StepProfile::add(const std::string& kernel, double seconds) {
   Entry& e = entries_[kernel];

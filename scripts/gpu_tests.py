@@ -15,12 +15,14 @@ out first). The log holds every process's full output. Exit status 0 when every 
 failed or crashed, and no process died outside a test.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "bench"))
+from report_json import write_report  # noqa: E402
 
 RUN = re.compile(r"^\[ RUN      \] (\S+)")
 # A parameterized test's end line names its parameter: "[  FAILED  ] P/T.x/f16, where GetParam() = f16 (21 ms)".
@@ -124,10 +126,7 @@ def main() -> int:
              for s in ("passed", "failed", "crashed", "skipped", "not_run")}
     report = {"exit_code": exit_code, "seconds": round(time.monotonic() - t0, 1), "total": len(cases), **count,
               "process_errors": process_errors, "failures": failures, "cases": cases}
-    tmp = args.json + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1)
-    os.replace(tmp, args.json)
+    write_report(report, args.json)
     print(f"gpu_tests: {count['passed']} passed, {count['failed']} failed, {count['crashed']} crashed, "
           f"{count['skipped']} skipped, {count['not_run']} not run of {len(cases)}", file=sys.stderr)
     return 0 if count["failed"] == count["crashed"] == count["not_run"] == process_errors == 0 else 1

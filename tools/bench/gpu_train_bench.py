@@ -141,10 +141,10 @@ stop_at = None
 PROFILE_STEPS, PROFILE_ROWS = 6, 60  # --profile: steps of the profiled run, lines of its table kept
 
 
-def run(cmd: list, timeout: float) -> subprocess.CompletedProcess:
+def run(cmd: list, timeout: float, env: dict = None) -> subprocess.CompletedProcess:
     if stop_at is not None:
         timeout = max(1.0, min(timeout, stop_at - time.monotonic()))
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def last_line(text: str) -> str:
@@ -196,10 +196,8 @@ def dlc_profile(args, plan: str, data: str) -> str:
     over PROFILE_STEPS steps, the first's one-time setup included: the first PROFILE_ROWS lines of
     dlc's table (the slowest steps), or its error."""
     try:  # a profile cut off by the deadline must not lose the run's measurement
-        r = subprocess.run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr",
-                            str(LR), *dlc_train_options(args)],
-                           capture_output=True, text=True, env={**os.environ, "DLC_PROFILE": "steps"},
-                           timeout=max(1.0, stop_at - time.monotonic()) if stop_at is not None else 600)
+        r = run([args.dlc, "train", plan, "--data", data, "--steps", str(PROFILE_STEPS), "--lr", str(LR),
+                 *dlc_train_options(args)], timeout=600, env={**os.environ, "DLC_PROFILE": "steps"})
     except subprocess.TimeoutExpired as e:
         return f"dlc train (DLC_PROFILE): stopped after {e.timeout:.0f} s"
     table = r.stderr[r.stderr.find("dlc profile:"):] if "dlc profile:" in r.stderr else ""
