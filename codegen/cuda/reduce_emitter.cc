@@ -53,8 +53,7 @@ extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
   __shared__ float scratch[32];
   const bool vec = ${VEC};
   for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
-    const Index xr = dlc_row_base(row);
-    float acc = ${IDENTITY};
+${ROW_BASE}    float acc = ${IDENTITY};
     if (vec) {
 ${VEC_LOOP}    } else {
       for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) acc = dlc_combine(acc, ${ROW_LOAD});
@@ -72,6 +71,27 @@ constexpr const char* kRowVectorLoop =
         acc = dlc_combine(dlc_combine(acc, v[0]), dlc_combine(v[1], dlc_combine(v[2], v[3])));
       }
 )";
+
+// The gathered view's element c of row r: r walks the kept dims and c the reduced ones, each
+// innermost first (the outermost of each kind needs no modulo).
+std::string gather_index_source(const ReduceSpec& spec) {
+  std::string body;
+  const size_t n = spec.gather_dims.size();
+  int64_t stride = 1;
+  for (size_t i = n; i-- > 0;) {
+    const bool reduced = spec.gather_reduced[i];
+    const char* var = reduced ? "c" : "r";
+    bool outermost = true;
+    for (size_t j = 0; j < i; ++j)
+      if (spec.gather_reduced[j] == reduced) outermost = false;
+    const int64_t d = spec.gather_dims[i];
+    body += outermost ? fmt::format("  offset += {} * {};\n", var, stride)
+                      : fmt::format("  offset += {0} % {1} * {2};\n  {0} /= {1};\n", var, d, stride);
+    stride *= d;
+  }
+  return "__device__ __forceinline__ Index dlc_gather_index(Index r, Index c) {\n  Index offset = 0;\n" +
+         body + "  return offset;\n}\n";
+}
 
 // Column reduction: blockDim (32, 8); x runs along the contiguous inner axis, y over the reduced
 // axis; blockIdx.y walks the outer axis and blockIdx.z the splits of the reduced axis.
@@ -173,27 +193,39 @@ std::vector<std::string> with(std::vector<std::string> names, const std::string&
   return names;
 }
 
+// Rows of [outer, extent], or of the gathered view.
 KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   const RowLayout layout{spec.outer, spec.extent, 1};
   const RowMapping m = row_mapping(layout);
   const XRead x = x_read(spec);
+  const bool gather = !spec.gather_dims.empty();
+  std::string detail = dims_tag(gather ? spec.gather_dims : Shape{spec.outer, spec.extent});
+  if (gather) {
+    detail += "_r";
+    for (bool r : spec.gather_reduced) detail += r ? '1' : '0';
+  }
+  const std::string kind = fmt::format("{}reduce_{}", x.kind_prefix, gather ? "gather" : "rows");
   const std::string name =
-      kernel_name(fmt::format("{}reduce_rows_{}{}", x.kind_prefix, t.name, x.name_suffix), spec.dtype,
-                  dims_tag({spec.outer, spec.extent}));
-  KernelSource ks = KernelSource::named(x.kind_prefix + "reduce_rows", name);
-  ks.source = fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({}).\n", t.name, name, spec.outer,
-                          spec.extent, dtype_name(spec.dtype));
-  ks.source += device_prelude({x.types, /*vector_io=*/!x.program, /*reductions=*/true});
-  ks.source += row_helpers(layout, m);
-  ks.source += op_helpers(spec);
+      kernel_name(fmt::format("{}_{}{}", kind, t.name, x.name_suffix), spec.dtype, detail);
+  KernelSource ks = KernelSource::named(kind, name);
+  ks.source = gather
+                  ? fmt::format("// dlc {} kernel: {} of [{}] over the dims marked 1 in {} ({}).\n", t.name,
+                                name, fmt::join(spec.gather_dims, ", "), detail, dtype_name(spec.dtype))
+                  : fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({}).\n", t.name, name,
+                                spec.outer, spec.extent, dtype_name(spec.dtype));
   // The 4-wide path reads a tensor whose rows are a multiple of 4 long, from an aligned start.
-  const bool vec = !x.program && spec.extent % 4 == 0;
+  const bool vec = !x.program && !gather && spec.extent % 4 == 0;
+  ks.source += device_prelude({x.types, /*vector_io=*/vec, /*reductions=*/true});
+  ks.source += row_helpers(layout, m);
+  if (gather) ks.source += gather_index_source(spec);
+  ks.source += op_helpers(spec);
   ks.source += fill(kRowKernel, {{"T", std::string(cuda_type(spec.dtype))},
                                  {"X_SOURCE", x.source},
                                  {"X_PARAMS", x.params},
                                  {"VEC", vec ? "dlc_aligned4(x)" : "false"},
                                  {"VEC_LOOP", vec ? kRowVectorLoop : ""},
-                                 {"ROW_LOAD", x.load("xr + c")},
+                                 {"ROW_BASE", gather ? "" : "    const Index xr = dlc_row_base(row);\n"},
+                                 {"ROW_LOAD", x.load(gather ? "dlc_gather_index(row, c)" : "xr + c")},
                                  {"BLOCK", fmt::format("{}", m.block)},
                                  {"NAME", name},
                                  {"IDENTITY", t.identity},
@@ -259,10 +291,63 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
 
 }  // namespace
 
+ReduceSpec reduce_spec(ReduceOp op, DType dtype, const Shape& dims, std::vector<int64_t> axes) {
+  ReduceSpec spec;
+  spec.op = op;
+  spec.dtype = dtype;
+  const int64_t rank = int64_t(dims.size());
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t a : axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) throw Error(fmt::format("CUDA reduction: axis {} of a rank-{} tensor", a, rank));
+    reduced[size_t(a)] = true;
+  }
+  // Merge: size-1 dims go, adjacent dims of one kind become one.
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!spec.gather_reduced.empty() && spec.gather_reduced.back() == reduced[d]) {
+      spec.gather_dims.back() *= dims[d];
+    } else {
+      spec.gather_dims.push_back(dims[d]);
+      spec.gather_reduced.push_back(reduced[d]);
+    }
+  }
+  int64_t runs = 0, kept = 1, extent = 1;
+  for (size_t i = 0; i < spec.gather_dims.size(); ++i) {
+    (spec.gather_reduced[i] ? extent : kept) *= spec.gather_dims[i];
+    runs += spec.gather_reduced[i] ? 1 : 0;
+  }
+  if (runs >= 2) {  // gathered
+    spec.outer = kept;
+    spec.extent = extent;
+    return spec;
+  }
+  // [outer, extent, inner] around the one reduced run (none: [numel, 1, 1]).
+  spec.outer = 1;
+  spec.extent = extent;
+  spec.inner = 1;
+  bool before = true;
+  for (size_t i = 0; i < spec.gather_dims.size(); ++i) {
+    if (spec.gather_reduced[i])
+      before = false;
+    else
+      (before ? spec.outer : spec.inner) *= spec.gather_dims[i];
+  }
+  spec.gather_dims.clear();
+  spec.gather_reduced.clear();
+  return spec;
+}
+
 KernelSource emit_reduce(const ReduceSpec& spec) {
   require_storage_float(spec.dtype, "CUDA reduction");
   if (spec.outer < 1 || spec.extent < 1 || spec.inner < 1)
     throw Error(fmt::format("CUDA reduction: empty view [{}, {}, {}]", spec.outer, spec.extent, spec.inner));
+  if (spec.gather_dims.size() != spec.gather_reduced.size() ||
+      (!spec.gather_dims.empty() &&
+       (spec.inner != 1 || num_elements(spec.gather_dims) != spec.outer * spec.extent)))
+    throw Error("CUDA reduction: the gathered view does not match [outer, extent]");
   const OpText t = op_text(spec.op);
   return spec.inner == 1 ? emit_rows(spec, t) : emit_columns(spec, t);
 }

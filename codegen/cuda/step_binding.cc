@@ -221,22 +221,10 @@ StepBinding reduce(const StepView& s, ReduceOp op) {
   const TensorType x = s.input(0);
   const int64_t rank = int64_t(x.shape.size());
   std::vector<int64_t> axes = s.has_input(1) ? s.constant_ints(1) : s.attrs.ints("axes", {});
-  if (axes.empty()) {
-    if (s.attrs.i("noop_with_empty_axes", 0) != 0) s.fail("noop_with_empty_axes is not supported");
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
+  if (axes.empty() && s.attrs.i("noop_with_empty_axes", 0) != 0)
+    s.fail("noop_with_empty_axes is not supported");
   for (int64_t& a : axes) a = normalized_axis(s, a, rank);
-  std::sort(axes.begin(), axes.end());
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  if (!axes.empty() && axes.back() - axes.front() + 1 != int64_t(axes.size()))
-    s.fail("the reduced axes are not contiguous (the kernels reduce the middle of [outer, extent, inner])");
-  ReduceSpec spec;
-  spec.op = op;
-  spec.dtype = x.dtype;
-  if (axes.empty())
-    spec.outer = x.numel();
-  else
-    split_dims(x.shape, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
+  const ReduceSpec spec = reduce_spec(op, x.dtype, x.shape, axes);
   return emitted(s, [&] { return emit_reduce(spec); }, {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
@@ -256,15 +244,9 @@ StepBinding fused_reduce(const StepView& s) {
                    std::vector<std::string> names = {"y"};
                    for (int i = 1; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
                    const ExprProgram p = parse_expr_program(s.attrs.s("program"), inputs, names);
-                   const int64_t rank = int64_t(p.dims.size());
-                   const std::vector<int64_t> axes = s.attrs.ints("axes", {});
-                   ReduceSpec spec;
-                   spec.op = op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean;
+                   ReduceSpec spec = reduce_spec(op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean,
+                                                 DType::F32, p.dims, s.attrs.ints("axes", {}));
                    spec.prologue = &p;
-                   if (axes.empty())
-                     split_dims(p.dims, 0, rank - 1, spec.outer, spec.extent, spec.inner);
-                   else
-                     split_dims(p.dims, axes.front(), axes.back(), spec.outer, spec.extent, spec.inner);
                    return emit_reduce(spec);
                  },
                  {{"y", output_operand(0)}});

@@ -188,11 +188,11 @@ TEST(CudaEmitters, RowMapping) {
 }
 
 TEST(CudaEmitters, WorkspacesAndSplits) {
-  const KernelSource cols = emit_reduce({ReduceOp::Sum, DType::F32, 1, 65536, 64});
+  const KernelSource cols = emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 1, 65536, 64));
   ASSERT_EQ(cols.entries.size(), 2u);
   EXPECT_EQ(cols.entries[0].params, (std::vector<std::string>{"x", "workspace"}));
   EXPECT_EQ(cols.workspace_bytes, 132 * 64 * 4);
-  EXPECT_EQ(emit_reduce({ReduceOp::Max, DType::F32, 64, 100, 256}).entries.size(), 1u);
+  EXPECT_EQ(emit_reduce(test::reduce_view(ReduceOp::Max, DType::F32, 64, 100, 256)).entries.size(), 1u);
 
   const KernelSource ln = emit_layer_norm_backward({DType::F16, 64, 768, 1e-5, true});
   ASSERT_EQ(ln.entries.size(), 2u);
@@ -234,16 +234,49 @@ TEST(CudaEmitters, FusedReductionReadsItsProgram) {
   EXPECT_NE(split.source.find("  out1[i] = dlc_from_float<__half>(r1);"), std::string::npos);
   EXPECT_NE(test::fused_reduce(DType::F32, ReduceOp::Sum, 96, 1000, 96, 1000, 1).entries[0].name,
             rows.entries[0].name);
-  EXPECT_NE(rows.entries[0].name, emit_reduce({ReduceOp::Sum, DType::F32, 96, 1000, 1}).entries[0].name);
+  EXPECT_NE(rows.entries[0].name,
+            emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 96, 1000, 1)).entries[0].name);
   // The view must cover the program's elements, and the result be f32.
   EXPECT_THROW(test::fused_reduce(DType::F32, ReduceOp::Sum, 96, 1000, 96, 999, 1), Error);
   const ExprProgram half = test::bias_relu_program(DType::F16);
-  EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F32, 64, 128, 1, &half}), Error);
+  EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 64, 128, 1, &half)), Error);
+}
+
+// The view a reduction's axes give: [outer, extent, inner] when the reduced axes are adjacent once
+// size-1 dims are ignored, else gathered over merged dims (a convolution bias gradient).
+TEST(CudaEmitters, ReductionViews) {
+  auto view = [](const Shape& dims, std::vector<int64_t> axes) {
+    const ReduceSpec s = reduce_spec(ReduceOp::Sum, DType::F32, dims, std::move(axes));
+    return std::vector<int64_t>{s.outer, s.extent, s.inner, int64_t(s.gather_dims.size())};
+  };
+  EXPECT_EQ(view({8, 6, 12, 12}, {2, 3}), (std::vector<int64_t>{48, 144, 1, 0}));
+  EXPECT_EQ(view({8, 6, 12, 12}, {0, 1}), (std::vector<int64_t>{1, 48, 144, 0}));
+  EXPECT_EQ(view({8, 6, 12, 12}, {}), (std::vector<int64_t>{1, 6912, 1, 0}));
+  EXPECT_EQ(view({8, 1, 5}, {0, -1}), (std::vector<int64_t>{1, 40, 1, 0}));  // size 1 between: adjacent
+  EXPECT_EQ(view({8, 6, 1}, {2}), (std::vector<int64_t>{48, 1, 1, 0}));      // only a size-1 axis
+  EXPECT_EQ(view({8, 6, 12, 12}, {0, 2, 3}), (std::vector<int64_t>{6, 1152, 1, 3}));
+  const ReduceSpec bias = reduce_spec(ReduceOp::Mean, DType::F16, {8, 6, 12, 12}, {3, 0, 2});
+  EXPECT_EQ(bias.gather_dims, (Shape{8, 6, 144}));
+  EXPECT_EQ(bias.gather_reduced, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(view({2, 3, 4, 5, 6}, {1, 3}), (std::vector<int64_t>{48, 15, 1, 5}));
+  EXPECT_THROW(reduce_spec(ReduceOp::Sum, DType::F32, {2, 3}, {2}), Error);
+
+  // Row r of the bias gradient reads x[n, r, p] at n * 864 + r * 144 + p, c = n * 144 + p.
+  const KernelSource ks = emit_reduce(bias);
+  EXPECT_EQ(ks.kind, "reduce_gather");
+  EXPECT_NE(
+      ks.source.find("  offset += c % 144 * 1;\n  c /= 144;\n  offset += r * 144;\n  offset += c * 864;\n"),
+      std::string::npos)
+      << ks.source;
+  EXPECT_NE(ks.source.find("acc / 1152.0f"), std::string::npos);  // the mean over N, H and W
+  EXPECT_EQ(ks.source.find("dlc_load4"), std::string::npos);
+  EXPECT_NE(ks.entries[0].name,
+            emit_reduce(reduce_spec(ReduceOp::Mean, DType::F16, {8, 6, 144}, {1})).entries[0].name);
 }
 
 TEST(CudaEmitters, RejectBadSpecs) {
-  EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F64, 1, 1, 1}), Error);
-  EXPECT_THROW(emit_reduce({ReduceOp::Sum, DType::F32, 0, 1, 1}), Error);
+  EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F64, 1, 1, 1)), Error);
+  EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 0, 1, 1)), Error);
   EXPECT_THROW(emit_softmax_forward({DType::I32, 1, 1, 1, false}), Error);
   EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::F32, 1, 2, 1, "mean", std::nullopt}), Error);
   EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::I64, 1, 2, 1, "avg", std::nullopt}), Error);

@@ -45,11 +45,24 @@ inline ExprProgram fused_reduce_program(DType t, int64_t rows, int64_t cols, boo
   return p;
 }
 
+/// A reduction spec of the [outer, extent, inner] view.
+inline ReduceSpec reduce_view(ReduceOp op, DType t, int64_t outer, int64_t extent, int64_t inner,
+                              const ExprProgram* prologue = nullptr) {
+  ReduceSpec s;
+  s.op = op;
+  s.dtype = t;
+  s.outer = outer;
+  s.extent = extent;
+  s.inner = inner;
+  s.prologue = prologue;
+  return s;
+}
+
 /// The reduction of fused_reduce_program(t, rows, cols) as [outer, extent, inner].
 inline KernelSource fused_reduce(DType t, ReduceOp op, int64_t rows, int64_t cols, int64_t outer,
                                  int64_t extent, int64_t inner, bool store = false) {
   const ExprProgram p = fused_reduce_program(t, rows, cols, store);
-  return emit_reduce({op, DType::F32, outer, extent, inner, &p});
+  return emit_reduce(reduce_view(op, DType::F32, outer, extent, inner, &p));
 }
 
 /// Every op of expression programs once, over operands of dtype `t` broadcast to [6, 7] (rows
@@ -168,14 +181,16 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_elementwise(math_ops_program(t)));
   v.push_back(emit_elementwise(activations_program(t)));
   v.push_back(emit_elementwise(logical_program()));
-  v.push_back(emit_reduce({ReduceOp::Sum, t, 96, 1000, 1}));            // warp per row
-  v.push_back(emit_reduce({ReduceOp::Max, t, 8, 20000, 1}));            // block per row
-  v.push_back(emit_reduce({ReduceOp::Mean, t, 16, 100, 300}));          // columns
-  v.push_back(emit_reduce({ReduceOp::Sum, t, 1, 65536, 64}));           // columns, split
-  v.push_back(emit_reduce({ReduceOp::Max, t, 3, 4, 5}));                // columns: max
-  v.push_back(emit_reduce({ReduceOp::Max, t, 1, 65536, 64}));           // columns, split: max
-  v.push_back(fused_reduce(t, ReduceOp::Sum, 96, 1000, 96, 1000, 1));   // fused: rows
-  v.push_back(fused_reduce(t, ReduceOp::Mean, 300, 100, 1, 300, 100));  // fused: columns
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 96, 1000, 1)));                // warp per row
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 8, 20000, 1)));                // block per row
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Mean, t, 16, 100, 300)));              // columns
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 1, 65536, 64)));               // columns, split
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 3, 4, 5)));                    // columns: max
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 1, 65536, 64)));               // columns, split: max
+  v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {8, 6, 12, 12}, {0, 2, 3})));  // gathered
+  v.push_back(emit_reduce(reduce_spec(ReduceOp::Max, t, {2, 3, 4, 5, 600}, {1, 3})));  // gathered, long rows
+  v.push_back(fused_reduce(t, ReduceOp::Sum, 96, 1000, 96, 1000, 1));                  // fused: rows
+  v.push_back(fused_reduce(t, ReduceOp::Mean, 300, 100, 1, 300, 100));                 // fused: columns
   v.push_back(
       fused_reduce(t, ReduceOp::Sum, 65536, 64, 1, 65536, 64, true));  // fused: split, a stored output
   v.push_back(emit_softmax_forward({t, 128, 1000, 1, false}));

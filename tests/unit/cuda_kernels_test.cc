@@ -4,6 +4,7 @@
 // with "no CUDA device" where no GPU is present; scripts/gpu_check.sh runs them on a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -202,25 +203,34 @@ TEST_P(CudaKernels, Reductions) {
   struct Case {
     ReduceOp op;
     const char* cpu;
-    int64_t outer, extent, inner;
+    Shape dims;
+    std::vector<int64_t> axes;
   };
-  const Case cases[] = {{ReduceOp::Sum, "ReduceSum", 96, 1000, 1},
-                        {ReduceOp::Max, "ReduceMax", 8, 20000, 1},
-                        {ReduceOp::Mean, "ReduceMean", 16, 100, 300},
-                        {ReduceOp::Sum, "ReduceSum", 1, 65536, 64},
-                        {ReduceOp::Mean, "ReduceMean", 3, 7, 1}};
+  const Case cases[] = {{ReduceOp::Sum, "ReduceSum", {96, 1000}, {1}},
+                        {ReduceOp::Max, "ReduceMax", {8, 20000}, {1}},
+                        {ReduceOp::Mean, "ReduceMean", {16, 100, 300}, {1}},
+                        {ReduceOp::Sum, "ReduceSum", {1, 65536, 64}, {1}},
+                        {ReduceOp::Mean, "ReduceMean", {3, 7}, {1}},
+                        // gathered: a convolution bias gradient, and longer rows of two runs
+                        {ReduceOp::Sum, "ReduceSum", {8, 6, 12, 12}, {0, 2, 3}},
+                        {ReduceOp::Mean, "ReduceMean", {8, 6, 12, 12}, {0, 2, 3}},
+                        {ReduceOp::Max, "ReduceMax", {2, 3, 40, 5, 60}, {1, 3}}};
   for (const Case& c : cases) {
-    const KernelSource ks = emit_reduce({c.op, dtype(), c.outer, c.extent, c.inner});
-    Tensor x = random({c.outer, c.extent, c.inner}, 3);
-    DeviceBuffer dx = upload(x), dy(size_t(c.outer * c.inner) * dtype_size(dtype()));
+    const KernelSource ks = emit_reduce(reduce_spec(c.op, dtype(), c.dims, c.axes));
+    Tensor x = random(c.dims, 3);
+    Tensor xf = to_f32(x);
+    Shape kept;
+    for (int64_t d = 0; d < int64_t(c.dims.size()); ++d)
+      if (std::find(c.axes.begin(), c.axes.end(), d) == c.axes.end()) kept.push_back(c.dims[size_t(d)]);
+    Tensor want(TensorType{DType::F32, kept});
+    DeviceBuffer dx = upload(x), dy(size_t(want.type.numel()) * dtype_size(dtype()));
     run_kernels(ks, {{"x", ptr(dx)}, {"y", ptr(dy)}});
-    Tensor xf = to_f32(x), want(TensorType{DType::F32, {c.outer, c.inner}});
     Attrs attrs;
-    attrs.set("axes", std::vector<int64_t>{1});
+    attrs.set("axes", c.axes);
     attrs.set("keepdims", int64_t(0));
     run_cpu(c.cpu, attrs, {&xf}, {&want});
     // Sums of many elements are compared against their magnitude.
-    expect_close(download(dy, {dtype(), {c.outer, c.inner}}), want, dtype(), ks.name);
+    expect_close(download(dy, {dtype(), kept}), want, dtype(), ks.name);
   }
 }
 
