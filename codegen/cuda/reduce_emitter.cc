@@ -18,16 +18,17 @@ struct OpText {
   const char* identity;  // initial accumulator
   const char* combine;   // of `acc` and `v`
   const char* row_reduce;
+  const char* block_reduce;
 };
 
 OpText op_text(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
-      return {"sum", "0.0f", "acc + v", "dlc_row_sum"};
+      return {"sum", "0.0f", "acc + v", "dlc_row_sum", "dlc_block_sum"};
     case ReduceOp::Mean:
-      return {"mean", "0.0f", "acc + v", "dlc_row_sum"};
+      return {"mean", "0.0f", "acc + v", "dlc_row_sum", "dlc_block_sum"};
     case ReduceOp::Max:
-      return {"max", "-dlc_inf()", "dlc_nan_max(acc, v)", "dlc_row_max"};  // NaN propagates
+      return {"max", "-dlc_inf()", "dlc_nan_max(acc, v)", "dlc_row_max", "dlc_block_max"};  // NaN propagates
   }
   return {};
 }
@@ -61,6 +62,34 @@ ${VEC_LOOP}    } else {
     acc = ${ROW_REDUCE}(acc, scratch);
     if (dlc_row_lane() == 0) y[row] = dlc_from_float<T>(dlc_finish(acc));
   }
+}
+)";
+
+// Split rows (few rows, long ones: a whole-tensor sum would otherwise be one block): block
+// (split, row) reduces its share of the row into workspace[split, row]; the column kernels' final
+// pass (kColumnFinal, inner 1) combines the splits.
+constexpr const char* kRowSplitCommon = R"(
+using T = ${T};
+using Index = ${INDEX};
+constexpr Index kOuter = ${ROWS};  // rows
+constexpr Index kExtent = ${EXTENT};
+constexpr Index kInner = 1;
+constexpr Index kSplits = ${SPLITS};
+constexpr Index kPerSplit = (kExtent + kSplits - 1) / kSplits;
+)";
+
+constexpr const char* kRowSplitKernel = R"(
+${X_SOURCE}
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    ${X_PARAMS}, float* __restrict__ workspace) {
+  __shared__ float scratch[32];
+  const Index row = blockIdx.y;
+  const Index begin = Index(blockIdx.x) * kPerSplit;
+  const Index end = begin + kPerSplit < kExtent ? begin + kPerSplit : kExtent;
+  float acc = ${IDENTITY};
+  for (Index c = begin + threadIdx.x; c < end; c += 256) acc = dlc_combine(acc, ${ROW_LOAD});
+  acc = ${BLOCK_REDUCE}(acc, scratch);
+  if (threadIdx.x == 0) workspace[Index(blockIdx.x) * kOuter + row] = acc;
 }
 )";
 
@@ -193,6 +222,38 @@ std::vector<std::string> with(std::vector<std::string> names, const std::string&
   return names;
 }
 
+// Rows split `splits` ways: a partial kernel and the final combine (kRowSplitKernel); `ks` has
+// the name and the header comment.
+KernelSource emit_split_rows(const ReduceSpec& spec, const OpText& t, const XRead& x, int64_t splits,
+                             KernelSource ks) {
+  const bool gather = !spec.gather_dims.empty();
+  const std::string base = ks.name.substr(0, ks.name.size() - 3);  // without ".cu"
+  ks.source += device_prelude({x.types, /*vector_io=*/false, /*reductions=*/true});
+  ks.source += fill(kRowSplitCommon, {{"T", std::string(cuda_type(spec.dtype))},
+                                      {"INDEX", std::string(index_type(spec.outer * spec.extent + splits))},
+                                      {"ROWS", fmt::format("{}", spec.outer)},
+                                      {"EXTENT", fmt::format("{}", spec.extent)},
+                                      {"SPLITS", fmt::format("{}", splits)}});
+  if (gather) ks.source += gather_index_source(spec);
+  ks.source += op_helpers(spec);
+  KernelEntry partial{base + "_partial", {}, with(x.names, "workspace")};
+  partial.launch = launch_1d(splits, 256);
+  partial.launch.grid[1] = spec.outer;
+  ks.source +=
+      fill(kRowSplitKernel, {{"X_SOURCE", x.source},
+                             {"NAME", partial.name},
+                             {"X_PARAMS", x.params},
+                             {"IDENTITY", t.identity},
+                             {"ROW_LOAD", x.load(gather ? "dlc_gather_index(row, c)" : "row * kExtent + c")},
+                             {"BLOCK_REDUCE", t.block_reduce}});
+  const KernelEntry final_entry{
+      base + "_final", launch_1d(grid_for(spec.outer, 256), 256), {"workspace", "y"}};
+  ks.source += fill(kColumnFinal, {{"NAME", final_entry.name}, {"IDENTITY", t.identity}});
+  ks.entries = {partial, final_entry};
+  ks.workspace_bytes = align256(splits * spec.outer * int64_t(sizeof(float)));
+  return ks;
+}
+
 // Rows of [outer, extent], or of the gathered view.
 KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   const RowLayout layout{spec.outer, spec.extent, 1};
@@ -208,11 +269,13 @@ KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   const std::string name =
       kernel_name(fmt::format("{}_{}{}", kind, t.name, x.name_suffix), spec.dtype, detail);
   KernelSource ks = KernelSource::named(kind, name);
-  ks.source = gather
-                  ? fmt::format("// dlc {} kernel: {} of [{}] over the dims marked 1 in {} ({}).\n", t.name,
-                                name, fmt::join(spec.gather_dims, ", "), detail, dtype_name(spec.dtype))
-                  : fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({}).\n", t.name, name,
-                                spec.outer, spec.extent, dtype_name(spec.dtype));
+  const int64_t splits = row_splits(spec.outer, spec.extent);
+  ks.source = gather ? fmt::format("// dlc {} kernel: {} of [{}] over the dims marked 1 in {} ({})", t.name,
+                                   name, fmt::join(spec.gather_dims, ", "), detail, dtype_name(spec.dtype))
+                     : fmt::format("// dlc {} kernel: {} over rows of [{}, {}] ({})", t.name, name,
+                                   spec.outer, spec.extent, dtype_name(spec.dtype));
+  ks.source += splits > 1 ? fmt::format(", {} split(s).\n", splits) : std::string(".\n");
+  if (splits > 1) return emit_split_rows(spec, t, x, splits, std::move(ks));
   // The 4-wide path reads a tensor whose rows are a multiple of 4 long, from an aligned start.
   const bool vec = !x.program && !gather && spec.extent % 4 == 0;
   ks.source += device_prelude({x.types, /*vector_io=*/vec, /*reductions=*/true});

@@ -64,8 +64,18 @@ __device__ __forceinline__ float dlc_row_max(float v, float* scratch) { return d
   return s;
 }
 
+namespace {
+constexpr int64_t kTargetBlocks = 2 * 132;  // two waves of one block per SM on an H100/H200
+}  // namespace
+
+int64_t row_splits(int64_t rows, int64_t extent) {
+  constexpr int64_t kMinPerSplit = 8192;  // elements a split reduces at least (32 per thread)
+  if (rows >= kTargetBlocks) return 1;
+  const int64_t want = kTargetBlocks / std::max<int64_t>(rows, 1);
+  return std::clamp<int64_t>(std::min(want, extent / kMinPerSplit), 1, 1024);
+}
+
 int64_t column_splits(int64_t extent, int64_t column_blocks) {
-  constexpr int64_t kTargetBlocks = 2 * 132;
   constexpr int64_t kMinPerSplit = 64;  // rows a split reduces at least
   if (column_blocks >= kTargetBlocks) return 1;
   const int64_t want = kTargetBlocks / std::max<int64_t>(column_blocks, 1);

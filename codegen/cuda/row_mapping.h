@@ -33,6 +33,11 @@ RowMapping row_mapping(const RowLayout& layout);
 /// row += dlc_row_step())`, each lane covering elements lane, lane + kRowThreads, … of the row.
 std::string row_helpers(const RowLayout& layout, const RowMapping& mapping);
 
+/// Splits of each row of a row reduction (rows x splits blocks, then a combining pass): about two
+/// waves on an H100/H200 when there are few rows, each split at least 8192 elements; 1 when there
+/// are enough rows or the rows are short.
+int64_t row_splits(int64_t rows, int64_t extent);
+
 /// Splits of a column reduction over `extent` so that `column_blocks` blocks become about two
 /// waves on an H100/H200 (132 SMs); 1 when there are already enough blocks or too little work.
 int64_t column_splits(int64_t extent, int64_t column_blocks);

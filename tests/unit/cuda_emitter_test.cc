@@ -194,6 +194,28 @@ TEST(CudaEmitters, WorkspacesAndSplits) {
   EXPECT_EQ(cols.workspace_bytes, 132 * 64 * 4);
   EXPECT_EQ(emit_reduce(test::reduce_view(ReduceOp::Max, DType::F32, 64, 100, 256)).entries.size(), 1u);
 
+  // Few long rows are split: (split, row) blocks into the workspace, then the final combine.
+  EXPECT_EQ(row_splits(1, 1 << 20), 128);    // 8192 elements a split at least
+  EXPECT_EQ(row_splits(1, 100 << 20), 264);  // two waves of 132 SMs
+  EXPECT_EQ(row_splits(8, 1 << 20), 33);
+  EXPECT_EQ(row_splits(1, 8191), 1);
+  EXPECT_EQ(row_splits(264, 1 << 20), 1);
+  const KernelSource whole = emit_reduce(test::reduce_view(ReduceOp::Mean, DType::BF16, 1, 1 << 20, 1));
+  ASSERT_EQ(whole.entries.size(), 2u);
+  EXPECT_EQ(whole.entries[0].params, (std::vector<std::string>{"x", "workspace"}));
+  EXPECT_EQ(whole.entries[0].launch.grid[0], 128);
+  EXPECT_EQ(whole.entries[0].launch.grid[1], 1);
+  EXPECT_EQ(whole.entries[1].params, (std::vector<std::string>{"workspace", "y"}));
+  EXPECT_EQ(whole.workspace_bytes, 512);
+  EXPECT_NE(whole.source.find("dlc_combine(acc, dlc_to_float(x[row * kExtent + c]))"), std::string::npos);
+  EXPECT_NE(whole.source.find("acc / 1048576.0f"), std::string::npos);  // the mean divides once, at the end
+  const KernelSource bias = emit_reduce(reduce_spec(ReduceOp::Sum, DType::F32, {64, 8, 64, 64}, {0, 2, 3}));
+  ASSERT_EQ(bias.entries.size(), 2u);
+  EXPECT_EQ(bias.entries[0].launch.grid[0], 32);  // 33 would leave splits under 8192 elements
+  EXPECT_EQ(bias.entries[0].launch.grid[1], 8);
+  EXPECT_EQ(bias.workspace_bytes, 1024);
+  EXPECT_NE(bias.source.find("dlc_gather_index(row, c)"), std::string::npos);
+
   const KernelSource ln = emit_layer_norm_backward({DType::F16, 64, 768, 1e-5, true});
   ASSERT_EQ(ln.entries.size(), 2u);
   EXPECT_EQ(ln.workspace_bytes, 512);

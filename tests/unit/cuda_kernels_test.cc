@@ -20,7 +20,9 @@ namespace {
 using namespace dlc::codegen::cuda;  // NOLINT: the emitters under test
 using dlc::codegen::cuda::test::all_ops_program;
 using dlc::codegen::cuda::test::bias_relu_program;
+using dlc::codegen::cuda::test::fused_reduce_program;
 using dlc::codegen::cuda::test::math_ops_program;
+using dlc::codegen::cuda::test::reduce_view;
 
 class CudaKernels : public ::testing::TestWithParam<DType> {
  protected:
@@ -214,7 +216,12 @@ TEST_P(CudaKernels, Reductions) {
                         // gathered: a convolution bias gradient, and longer rows of two runs
                         {ReduceOp::Sum, "ReduceSum", {8, 6, 12, 12}, {0, 2, 3}},
                         {ReduceOp::Mean, "ReduceMean", {8, 6, 12, 12}, {0, 2, 3}},
-                        {ReduceOp::Max, "ReduceMax", {2, 3, 40, 5, 60}, {1, 3}}};
+                        {ReduceOp::Max, "ReduceMax", {2, 3, 40, 5, 60}, {1, 3}},
+                        // split rows (few long rows): a whole tensor, and a split gathered one
+                        {ReduceOp::Sum, "ReduceSum", {1 << 20}, {0}},
+                        {ReduceOp::Max, "ReduceMax", {1 << 20}, {0}},
+                        {ReduceOp::Mean, "ReduceMean", {3, 100000}, {1}},
+                        {ReduceOp::Sum, "ReduceSum", {64, 8, 64, 64}, {0, 2, 3}}};
   for (const Case& c : cases) {
     const KernelSource ks = emit_reduce(reduce_spec(c.op, dtype(), c.dims, c.axes));
     Tensor x = random(c.dims, 3);
@@ -231,6 +238,35 @@ TEST_P(CudaKernels, Reductions) {
     run_cpu(c.cpu, attrs, {&xf}, {&want});
     // Sums of many elements are compared against their magnitude.
     expect_close(download(dy, {dtype(), kept}), want, dtype(), ks.name);
+  }
+}
+
+// A fused reduction (FusedReduce) of relu(x + b) * x, storing relu(x + b) as it reads it: rows,
+// columns with splits, and a whole tensor split over blocks.
+TEST_P(CudaKernels, FusedReductions) {
+  struct Case {
+    int64_t rows, cols, outer, extent, inner;
+  };
+  for (const Case& c :
+       {Case{96, 1000, 96, 1000, 1}, Case{65536, 64, 1, 65536, 64}, Case{512, 1024, 1, 1 << 19, 1}}) {
+    const ExprProgram p = fused_reduce_program(dtype(), c.rows, c.cols, /*store=*/true);
+    const KernelSource ks =
+        emit_reduce(reduce_view(ReduceOp::Sum, DType::F32, c.outer, c.extent, c.inner, &p));
+    const std::vector<Tensor> inputs = {random({c.rows, c.cols}, 5), random({c.cols}, 6)};
+    DeviceBuffer dx = upload(inputs[0]), db = upload(inputs[1]);
+    DeviceBuffer dy(size_t(c.outer * c.inner) * sizeof(float)),
+        dr(size_t(c.rows * c.cols) * dtype_size(dtype()));
+    run_kernels(ks, {{"x", ptr(dx)}, {"b", ptr(db)}, {"y", ptr(dy)}, {"r", ptr(dr)}});
+    const std::vector<Tensor> want = reference_program(p, inputs);
+    Tensor value = want[0];
+    value.type.shape = {c.outer, c.extent, c.inner};
+    Tensor sum(TensorType{DType::F32, {c.outer, c.inner}});
+    Attrs attrs;
+    attrs.set("axes", std::vector<int64_t>{1});
+    attrs.set("keepdims", int64_t(0));
+    run_cpu("ReduceSum", attrs, {&value}, {&sum});
+    expect_close(download(dy, {DType::F32, {c.outer, c.inner}}), sum, dtype(), ks.name + " y");
+    expect_close(download(dr, {dtype(), {c.rows, c.cols}}), want[1], dtype(), ks.name + " r");
   }
 }
 
