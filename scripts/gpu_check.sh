@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check: one command, on a machine with an NVIDIA GPU (an H200 in mind, under 8 minutes),
 # that runs the CUDA tests — NVRTC compilation of every generated kernel, every kernel against
-# the CPU reference, whole training steps CUDA vs CPU, CUDA Graph replay vs eager — and then, in
+# the CPU reference, whole training steps CUDA vs CPU, CUDA Graph replay vs eager — then the ONNX
+# backend cases' CUDA plans against the suite's expected outputs, and then, in
 # the time left, the GPU benchmarks (tools/bench/gpu_train_bench.py: ResNet-50 and the
 # GPT-2-small-shaped transformer, dlc against PyTorch eager and torch.compile), writing one JSON
 # report (format: docs/benchmarks.md, "GPU check") with the full logs beside it.
@@ -56,13 +57,14 @@ if [ -f "$bundle" ]; then
     # The bundle's libraries (Debian 12's libstdc++, protobuf, …) for its two binaries only, through
     # wrappers: PyTorch and onnx in the benchmark's python3 keep this machine's own.
     library_path="$work/bundle/lib:$(cuda_library_dirs)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    for b in dlc dlc_cuda_tests; do
+    for b in dlc dlc_cuda_tests onnx_conformance; do
       printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "$library_path" "$work/bundle/bin/$b" > "$work/$b"
       chmod +x "$work/$b"
     done
     export DLC_SOURCE_DIR=$root  # the tests' data files: this checkout, not the bundle's build folder
     cat "$work/bundle/MANIFEST" >> "$work/build.log"
-    missing=$(LD_LIBRARY_PATH=$library_path ldd "$work/bundle/bin/dlc" "$work/bundle/bin/dlc_cuda_tests" |
+    missing=$(LD_LIBRARY_PATH=$library_path ldd "$work/bundle/bin/dlc" "$work/bundle/bin/dlc_cuda_tests" \
+      "$work/bundle/bin/onnx_conformance" |
       awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
     if [ -n "$missing" ]; then
       echo "shared libraries not found here: $missing(LD_LIBRARY_PATH=$library_path)" >> "$work/build.log"
@@ -72,13 +74,15 @@ if [ -f "$bundle" ]; then
     build_ok=0
   fi
   tests_bin=$work/dlc_cuda_tests dlc_bin=$work/dlc
+  conformance=("$work/onnx_conformance" --data "$work/bundle/conformance" --precompiled)
 else
   mode=build
   {
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLC_WERROR=ON -DDLC_BUILD_BENCHMARKS=OFF &&
-      timeout 420 cmake --build "$build" -j "$jobs" --target dlc_cuda_tests dlc
+      timeout 420 cmake --build "$build" -j "$jobs" --target dlc_cuda_tests dlc onnx_conformance
   } > "$work/build.log" 2>&1 || build_ok=0
   tests_bin=$build/tests/dlc_cuda_tests dlc_bin=$build/tools/dlc
+  conformance=("$build/tests/conformance/onnx_conformance" --data "${DLC_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}")
 fi
 # NVRTC finds cuda_fp16.h through DLC_CUDA_INCLUDE_DIR where the toolkit is not where it was at
 # build time.
@@ -95,6 +99,13 @@ t1=$(date +%s)
 if [ "$build_ok" = 1 ]; then
   python3 scripts/gpu_tests.py "$tests_bin" --json "$work/tests.json" --log "$work/tests.log" --seconds 240 \
     2>> "$work/tests.log"
+fi
+# The ONNX backend cases that compile for CUDA, run on the GPU and compared with the suite's
+# expected outputs (tests/conformance/onnx_conformance.cc; bundle: the plans gpu_bundle.sh saved).
+if [ "$build_ok" = 1 ]; then
+  timeout 240 "${conformance[@]}" --device cuda --known-failures tests/conformance/known_failures \
+    > "$work/conformance.log" 2>&1
+  echo $? > "$work/conformance.rc"
 fi
 t2=$(date +%s)
 
@@ -124,15 +135,15 @@ else
 fi
 t3=$(date +%s)
 
-# The full logs beside the report: REPORT.build.log, REPORT.tests.log, REPORT.bench.log.
+# The full logs beside the report: REPORT.{build,tests,conformance,bench}.log.
 mkdir -p "$(dirname "$report")"
-for log in build tests bench; do
+for log in build tests conformance bench; do
   [ -f "$work/$log.log" ] && cp "$work/$log.log" "${report%.json}.$log.log"
 done
 
 python3 - "$report" "$work" "$started" "$commit" "$mode" "$build_ok" "$((t1 - t0))" "$((t3 - t2))" "$bench_note" \
   << 'PY'
-import json, os, sys
+import json, os, re, sys
 
 report, work, started, commit, mode, build_ok, build_s, bench_s, bench_note = sys.argv[1:]
 def read(name):
@@ -152,12 +163,20 @@ out = {
               "manifest": read("bundle/MANIFEST").strip() if mode == "bundle" else None,
               "log_tail": read("build.log")[-4000:] if build_ok != "1" else ""},
     "tests": None,
+    "conformance": None,
     "benchmarks": None,
 }
 if read("tests.json"):
     out["tests"] = json.loads(read("tests.json"))
 elif build_ok == "1":
     out["tests"] = {"log_tail": read("tests.log")[-4000:]}
+if read("conformance.rc"):
+    log = read("conformance.log")
+    m = re.search(r"^conformance \(.*?\): (\d+) of (\d+) selected cases pass", log, re.M)
+    out["conformance"] = {"exit": int(read("conformance.rc")), "passed": int(m.group(1)) if m else None,
+                          "total": int(m.group(2)) if m else None,
+                          "failures": re.findall(r"^FAIL (.*)$", log, re.M)[:100],
+                          "log_tail": log[-2000:] if not m else ""}
 try:
     bench = json.loads(read("bench.json")) if read("bench.json") else None
 except json.JSONDecodeError as e:  # cut off while writing (it is rewritten atomically; be safe)
@@ -166,8 +185,9 @@ out["benchmarks"] = {"seconds": int(bench_s), "note": bench_note, "report": benc
                      "log_tail": read("bench.log")[-3000:] if bench_note or not bench else ""}
 t = out["tests"] or {}
 # A GPU run skips nothing: a skip means no device was found (or a reference kernel is missing).
+c = out["conformance"] or {}
 out["ok"] = bool(out["build"]["ok"] and t.get("total") and t.get("passed") == t.get("total")
-                 and not t.get("process_errors"))
+                 and not t.get("process_errors") and c.get("exit") == 0)
 os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
 with open(report, "w") as f:
     json.dump(out, f, indent=1)
@@ -176,12 +196,16 @@ with open(report, "w") as f:
 for f in t.get("failures", []):
     lines = [line for line in f["message"].splitlines() if line.strip()]
     print(f"FAILED {f['name']}: {' | '.join(lines[:3])[:400]}")
+for f in c.get("failures", [])[:20]:
+    print(f"FAILED conformance {f[:400]}")
 print("\n".join(read("bench.log").splitlines()[-30:]))
 runs = [r for m in (bench or {}).get("results", []) for r in m["runs"]]
 print(f"gpu_check: ok={out['ok']} binaries={mode} {'ok' if build_ok == '1' else 'FAILED'} ({build_s}s) tests: "
       + (f"{t['passed']}/{t['total']} passed, {t['failed']} failed, {t['crashed']} crashed, {t['skipped']} skipped, "
          f"{t['not_run']} not run ({t['seconds']}s)"
          if t.get("total") is not None else "not run")
+      + (f"; conformance: {c['passed']}/{c['total']} passed (exit {c['exit']})" if c.get("total") is not None
+         else f"; conformance: {'exit ' + str(c['exit']) if c else 'not run'}")
       + f"; benchmarks: {sum('samples_per_s' in r for r in runs)} of {len(runs)} runs measured ({bench_s}s)"
       + (f" [{bench_note}]" if bench_note else "") + f" -> {report}")
 sys.exit(0 if out["ok"] else 1)
