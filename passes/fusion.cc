@@ -46,6 +46,14 @@ struct Group {
   Shape dims;
 };
 
+bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+// A Cast from f16/bf16 to f32: exact, so a group may redo it from the 16-bit operand.
+bool is_widening_cast(const ir::Node* n) {
+  return n && n->op == ir::OpKind::Cast && n->inputs.size() == 1 && n->inputs[0] && n->outputs.size() == 1 &&
+         is_half(n->inputs[0]->type.dtype) && n->outputs[0]->type.dtype == DType::F32;
+}
+
 class Fuser {
  public:
   explicit Fuser(ir::Graph& g) : g_(g), nodes_(g.nodes()) {
@@ -82,16 +90,30 @@ class Fuser {
 
   // Rewrites every group of two or more nodes; returns {groups, nodes} fused.
   std::pair<int64_t, int64_t> rewrite() {
+    for (const Group& gr : groups_) fused_.push_back(will_fuse(gr));
+    recast_widening_casts();
     int64_t groups = 0, nodes = 0;
-    for (const Group& gr : groups_) {
-      // A lone op is left alone unless the reduction of its result then absorbs it.
-      const bool lone_into_reduction = gr.nodes.size() == 1 && fusable_reduction(g_, gr.nodes[0]->outputs[0]);
-      if ((gr.nodes.size() < 2 && !lone_into_reduction) || !fuse(gr)) continue;
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      if (!fused_[i] || !fuse(groups_[i])) continue;
       ++groups;
-      nodes += int64_t(gr.nodes.size());
+      nodes += int64_t(groups_[i].nodes.size());
     }
     return {groups, nodes};
   }
+
+  // Widening casts whose every reader got its own copy (recasts()) and that nothing else needs:
+  // removed.
+  int64_t remove_recast_casts() {
+    int64_t removed = 0;
+    for (ir::Node* n : g_.nodes())
+      if (is_widening_cast(n) && !kept_.count(n->outputs[0]) && g_.users(n->outputs[0]).empty()) {
+        g_.remove_node(n);
+        ++removed;
+      }
+    return removed;
+  }
+
+  int64_t recasts() const { return recasts_; }
 
  private:
   bool in_group(const Group& gr, const ir::Node* n) const {
@@ -112,12 +134,62 @@ class Fuser {
     return true;
   }
 
+  // A lone op is left alone unless the reduction of its result then absorbs it.
+  bool will_fuse(const Group& gr) const {
+    return gr.nodes.size() >= 2 || fusable_reduction(g_, gr.nodes[0]->outputs[0]);
+  }
+
+  // Whether a group may read `v` by casting its 16-bit operand: `v` is a widening cast's result
+  // whose operand a fused group does not make (such a group stores only what its users read).
+  bool recastable(const ir::Value* v) const {
+    if (!is_widening_cast(v->producer)) return false;
+    const ir::Node* half_producer = v->producer->inputs[0]->producer;
+    auto it = half_producer ? group_of_.find(half_producer) : group_of_.end();
+    return it == group_of_.end() || !fused_[size_t(it->second)];
+  }
+
   bool used_outside(const Group& gr, const ir::Value* v) const {
     if (kept_.count(v)) return true;
     auto it = users_.find(v);
     if (it == users_.end()) return false;
     return std::any_of(it->second.begin(), it->second.end(),
                        [&](const ir::Node* u) { return !in_group(gr, u); });
+  }
+
+  // Each group to be fused that reads a recastable widening cast's result from outside gets its
+  // own Cast of the 16-bit operand, just before its first reader, so the result need not be stored
+  // for it.
+  void recast_widening_casts() {
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      if (!fused_[gi]) continue;
+      Group& gr = groups_[gi];
+      std::vector<ir::Node*> nodes;
+      std::map<ir::Value*, ir::Value*> copy_of;
+      for (ir::Node* n : gr.nodes) {
+        for (ir::Value*& in : n->inputs) {
+          if (!in || (in->producer && in_group(gr, in->producer)) || !recastable(in)) continue;
+          auto it = copy_of.find(in);
+          if (it == copy_of.end()) {
+            const ir::Node* cast = in->producer;
+            g_.set_insertion_point(n);
+            ir::Node* copy = g_.add_node(ir::OpKind::Cast, {cast->inputs[0]}, cast->attrs,
+                                         {g_.unique_value_name(in->name + ".recast")},
+                                         g_.unique_node_name(cast->name + ".recast"));
+            g_.clear_insertion_point();
+            nodes.push_back(copy);
+            group_of_[copy] = int(gi);
+            it = copy_of.emplace(in, copy->outputs[0]).first;
+            ++recasts_;
+          }
+          std::vector<ir::Node*>& readers = users_[in];
+          readers.erase(std::remove(readers.begin(), readers.end(), n), readers.end());
+          users_[it->second].push_back(n);
+          in = it->second;
+        }
+        nodes.push_back(n);
+      }
+      gr.nodes = std::move(nodes);
+    }
   }
 
   bool fuse(const Group& gr) {
@@ -182,6 +254,8 @@ class Fuser {
   std::set<const ir::Value*> kept_;
   std::map<const ir::Node*, int> group_of_;
   std::vector<Group> groups_;
+  std::vector<bool> fused_;  // per group: will be rewritten
+  int64_t recasts_ = 0;
 };
 
 }  // namespace
@@ -191,9 +265,12 @@ bool Fusion::run(ir::Graph& g) {
   Fuser fuser(g);
   fuser.group();
   const auto [groups, nodes] = fuser.rewrite();
+  const int64_t casts_removed = fuser.remove_recast_casts();
   const int64_t reductions = fuse_reductions(g);
   const int64_t updates_merged = fuse_optimizer_updates(g);
-  stats_ = {{"groups", groups},
+  stats_ = {{"casts_recast", fuser.recasts()},
+            {"casts_removed", casts_removed},
+            {"groups", groups},
             {"nodes_fused", nodes},
             {"reductions_fused", reductions},
             {"optimizer_updates_merged", updates_merged}};

@@ -17,7 +17,12 @@
 //     group's last node, where the fused node is placed (so the schedule stays valid);
 //   - a 16-bit intermediate is rounded to its dtype inside the program, exactly as the unfused
 //     kernels store it, so a fused graph computes the bits of the unfused one.
-// Groups of one node are left alone, unless a reduction then absorbs them.
+// Groups of one node are left alone, unless a reduction then absorbs them. A group reading the
+// result of a widening Cast (f16/bf16 to f32) made outside it reads the 16-bit operand and casts
+// it itself (exact; stat casts_recast): the result is then stored only for users that are not in
+// a fused group, and a Cast left with no user goes (stat casts_removed). Mixed precision's
+// backward is full of these: the gradient of a half MatMul's result, cast to f32, feeds both a
+// reduction and an elementwise op in softmax's and layer norm's gradients.
 //
 // Then a ReduceSum / ReduceMean of a fused program's f32 result joins the program as one
 // FusedReduce node, which also stores the program's results used elsewhere (reduce_fusion.h;

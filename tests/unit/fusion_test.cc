@@ -457,6 +457,71 @@ TEST(ReduceFusion, StoresResultsUsedElsewhere) {
       1);
 }
 
+// Softmax's gradient in mixed precision: dy arrives in 16 bits and is cast to f32 for both the
+// reduction's product and the elementwise part. Each fused group casts dy itself, so the f32 copy
+// is not stored (the FusedReduce has one result) and the shared Cast goes; the bits stay.
+TEST(ReduceFusion, GroupsRecastAWideningCastInsteadOfStoringIt) {
+  for (DType half : {DType::F16, DType::BF16}) {
+    const Build build = [half](ir::Graph& g) {
+      ir::Value* dy = g.add_input("dy", {half, {12, 40}});
+      ir::Value* y = g.add_input("y", {DType::F32, {12, 40}});
+      Attrs to_f32;
+      to_f32.set("to", std::string("f32"));
+      ir::Value* wide = op(g, OpKind::Cast, {dy}, to_f32);
+      ir::Value* s = op(g, OpKind::ReduceSum, {op(g, OpKind::Mul, {wide, y})}, reduce_attrs({1}, 1));
+      g.add_output(op(g, OpKind::Mul, {y, op(g, OpKind::Sub, {wide, s})}));
+    };
+    check_reduce_fusion(build, 1, 1);
+    ir::Graph g;
+    build(g);
+    passes::Fusion fusion;
+    fusion.run(g);
+    EXPECT_EQ(fusion.stats().at("casts_recast"), 1);  // the Cast joined the reduction's group
+    EXPECT_EQ(fusion.stats().at("casts_removed"), 0);
+    EXPECT_EQ(count(g, OpKind::Cast), 0) << ir::print_graph(g);
+    for (const ir::Node* n : g.nodes()) {
+      if (n->op == OpKind::FusedReduce) {
+        EXPECT_EQ(n->outputs.size(), 1u) << ir::print_graph(g);
+      }
+      if (n->op == OpKind::FusedElementwise) {
+        EXPECT_EQ(n->inputs[0]->name, "dy") << ir::print_graph(g);
+      }
+    }
+  }
+  // Readers that broadcast it: the Cast is left alone in its group, each reader's group casts
+  // for itself, and the Cast goes.
+  const Build broadcast = [](ir::Graph& g) {
+    ir::Value* x = g.add_input("x", {DType::BF16, {12, 40}});
+    Attrs to_f32;
+    to_f32.set("to", std::string("f32"));
+    ir::Value* wide = op(g, OpKind::Cast, {x}, to_f32);
+    g.add_output(
+        op(g, OpKind::Exp, {op(g, OpKind::Add, {wide, g.add_input("a", {DType::F32, {2, 12, 40}})})}));
+    g.add_output(
+        op(g, OpKind::Neg, {op(g, OpKind::Sub, {g.add_input("b", {DType::F32, {3, 12, 40}}), wide})}));
+  };
+  check_fusion(broadcast, 2);
+  ir::Graph g;
+  broadcast(g);
+  passes::Fusion fusion;
+  fusion.run(g);
+  EXPECT_EQ(fusion.stats().at("casts_recast"), 2);
+  EXPECT_EQ(fusion.stats().at("casts_removed"), 1);
+  EXPECT_EQ(count(g, OpKind::Cast), 0) << ir::print_graph(g);
+  // Where the f32 result is also a graph output, it is still stored, by the first group.
+  check_reduce_fusion(
+      [](ir::Graph& g) {
+        ir::Value* dy = g.add_input("dy", {DType::BF16, {12, 40}});
+        Attrs to_f32;
+        to_f32.set("to", std::string("f32"));
+        ir::Value* wide = op(g, OpKind::Cast, {dy}, to_f32);
+        g.add_output(op(g, OpKind::ReduceSum, {op(g, OpKind::Exp, {wide})}, reduce_attrs({1}, 1)));
+        g.add_output(op(g, OpKind::Neg, {op(g, OpKind::Abs, {wide})}));
+        g.add_output(wide);
+      },
+      1, 1);
+}
+
 TEST(ReduceFusion, LeavesAloneWhatItMustNot) {
   // A 16-bit reduction, ReduceMax, axes that are not adjacent (the lone Abs stays as it is).
   check_reduce_fusion(
