@@ -13,37 +13,69 @@ namespace dlc::codegen::cuda {
 
 namespace {
 
+// Every op is a sum or a max of map(x), then finish(acc): ReduceMin is -max(-x) (exact, and NaN
+// still propagates), ReduceL2 sqrt(sum(x * x)), ….
 struct OpText {
   const char* name;      // in kernel names
   const char* identity;  // initial accumulator
   const char* combine;   // of `acc` and `v`
   const char* row_reduce;
   const char* block_reduce;
+  const char* map = nullptr;   // of an element `v` before combining; null: v itself
+  const char* finish = "acc";  // of the result `acc`; "${EXTENT}" is the reduced extent
 };
 
+constexpr OpText kSum = {"sum", "0.0f", "acc + v", "dlc_row_sum", "dlc_block_sum"};
+constexpr OpText kMax = {"max", "-dlc_inf()", "dlc_nan_max(acc, v)", "dlc_row_max", "dlc_block_max"};
+
 OpText op_text(ReduceOp op) {
+  auto with = [](OpText t, const char* name, const char* map, const char* finish) {
+    t.name = name;
+    t.map = map;
+    t.finish = finish;
+    return t;
+  };
   switch (op) {
     case ReduceOp::Sum:
-      return {"sum", "0.0f", "acc + v", "dlc_row_sum", "dlc_block_sum"};
+      return kSum;
     case ReduceOp::Mean:
-      return {"mean", "0.0f", "acc + v", "dlc_row_sum", "dlc_block_sum"};
+      return with(kSum, "mean", nullptr, "acc / ${EXTENT}");
     case ReduceOp::Max:
-      return {"max", "-dlc_inf()", "dlc_nan_max(acc, v)", "dlc_row_max", "dlc_block_max"};  // NaN propagates
+      return kMax;  // NaN propagates
+    case ReduceOp::Min:
+      return with(kMax, "min", "-v", "-acc");
+    case ReduceOp::L1:
+      return with(kSum, "l1", "fabsf(v)", "acc");
+    case ReduceOp::L2:
+      return with(kSum, "l2", "v * v", "sqrtf(acc)");
+    case ReduceOp::SumSquare:
+      return with(kSum, "sum_square", "v * v", "acc");
+    case ReduceOp::LogSum:
+      return with(kSum, "log_sum", nullptr, "logf(acc)");
   }
   return {};
 }
 
-// The shared reduction helpers: combine and finish (the mean divides by the extent).
+// `value` (an element as float) mapped by the op.
+std::string mapped(const OpText& t, const std::string& value) {
+  return t.map ? "dlc_map(" + value + ")" : value;
+}
+
+// The shared reduction helpers: map, combine and finish.
 std::string op_helpers(const ReduceSpec& spec) {
   const OpText t = op_text(spec.op);
-  return fill(
+  std::string s = fill(
       R"(
 __device__ __forceinline__ float dlc_combine(float acc, float v) { return ${COMBINE}; }
 __device__ __forceinline__ float dlc_finish(float acc) { return ${FINISH}; }
 )",
       {{"COMBINE", t.combine},
-       {"FINISH", spec.op == ReduceOp::Mean ? fmt::format("acc / {}", float_literal(double(spec.extent)))
-                                            : std::string("acc")}});
+       {"FINISH", std::string_view(t.finish).find("${EXTENT}") == std::string_view::npos
+                      ? std::string(t.finish)
+                      : fill(t.finish, {{"EXTENT", float_literal(double(spec.extent))}})}});
+  if (t.map)
+    s += fill("__device__ __forceinline__ float dlc_map(float v) { return ${MAP}; }\n", {{"MAP", t.map}});
+  return s;
 }
 
 constexpr const char* kRowKernel = R"(
@@ -97,7 +129,7 @@ constexpr const char* kRowVectorLoop =
     R"(      for (Index c = Index(dlc_row_lane()) * 4; c < kExtent; c += kRowThreads * 4) {
         float v[4];
         dlc_load4(x + xr + c, v);
-        acc = dlc_combine(dlc_combine(acc, v[0]), dlc_combine(v[1], dlc_combine(v[2], v[3])));
+${MAP4}        acc = dlc_combine(dlc_combine(acc, v[0]), dlc_combine(v[1], dlc_combine(v[2], v[3])));
       }
 )";
 
@@ -240,12 +272,13 @@ KernelSource emit_split_rows(const ReduceSpec& spec, const OpText& t, const XRea
   partial.launch = launch_1d(splits, 256);
   partial.launch.grid[1] = spec.outer;
   ks.source +=
-      fill(kRowSplitKernel, {{"X_SOURCE", x.source},
-                             {"NAME", partial.name},
-                             {"X_PARAMS", x.params},
-                             {"IDENTITY", t.identity},
-                             {"ROW_LOAD", x.load(gather ? "dlc_gather_index(row, c)" : "row * kExtent + c")},
-                             {"BLOCK_REDUCE", t.block_reduce}});
+      fill(kRowSplitKernel,
+           {{"X_SOURCE", x.source},
+            {"NAME", partial.name},
+            {"X_PARAMS", x.params},
+            {"IDENTITY", t.identity},
+            {"ROW_LOAD", mapped(t, x.load(gather ? "dlc_gather_index(row, c)" : "row * kExtent + c"))},
+            {"BLOCK_REDUCE", t.block_reduce}});
   const KernelEntry final_entry{
       base + "_final", launch_1d(grid_for(spec.outer, 256), 256), {"workspace", "y"}};
   ks.source += fill(kColumnFinal, {{"NAME", final_entry.name}, {"IDENTITY", t.identity}});
@@ -282,17 +315,22 @@ KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   ks.source += row_helpers(layout, m);
   if (gather) ks.source += gather_index_source(spec);
   ks.source += op_helpers(spec);
-  ks.source += fill(kRowKernel, {{"T", std::string(cuda_type(spec.dtype))},
-                                 {"X_SOURCE", x.source},
-                                 {"X_PARAMS", x.params},
-                                 {"VEC", vec ? "dlc_aligned4(x)" : "false"},
-                                 {"VEC_LOOP", vec ? kRowVectorLoop : ""},
-                                 {"ROW_BASE", gather ? "" : "    const Index xr = dlc_row_base(row);\n"},
-                                 {"ROW_LOAD", x.load(gather ? "dlc_gather_index(row, c)" : "xr + c")},
-                                 {"BLOCK", fmt::format("{}", m.block)},
-                                 {"NAME", name},
-                                 {"IDENTITY", t.identity},
-                                 {"ROW_REDUCE", t.row_reduce}});
+  ks.source += fill(
+      kRowKernel,
+      {{"T", std::string(cuda_type(spec.dtype))},
+       {"X_SOURCE", x.source},
+       {"X_PARAMS", x.params},
+       {"VEC", vec ? "dlc_aligned4(x)" : "false"},
+       {"VEC_LOOP",
+        vec ? fill(kRowVectorLoop,
+                   {{"MAP4", t.map ? "        for (int k = 0; k < 4; ++k) v[k] = dlc_map(v[k]);\n" : ""}})
+            : ""},
+       {"ROW_BASE", gather ? "" : "    const Index xr = dlc_row_base(row);\n"},
+       {"ROW_LOAD", mapped(t, x.load(gather ? "dlc_gather_index(row, c)" : "xr + c"))},
+       {"BLOCK", fmt::format("{}", m.block)},
+       {"NAME", name},
+       {"IDENTITY", t.identity},
+       {"ROW_REDUCE", t.row_reduce}});
   ks.entries.push_back({name, launch_1d(m.grid, m.block), with(x.names, "y")});
   return ks;
 }
@@ -320,7 +358,7 @@ KernelSource emit_columns(const ReduceSpec& spec, const OpText& t) {
                                     {"IDENTITY", t.identity},
                                     {"X_SOURCE", x.source},
                                     {"X_PARAMS", x.params},
-                                    {"COLUMN_LOAD", x.load("(o * kExtent + e) * kInner + i")}});
+                                    {"COLUMN_LOAD", mapped(t, x.load("(o * kExtent + e) * kInner + i"))}});
   KernelEntry first;
   first.launch = column_launch(column_blocks, outer_blocks, splits);
   if (splits == 1) {

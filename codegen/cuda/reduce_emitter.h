@@ -1,4 +1,5 @@
-// Reduction kernels: y[o, i] = op over e of x[o, e, i] (sum, mean, max; f32 accumulation).
+// Reduction kernels: y[o, i] = op over e of x[o, e, i] (sum, mean, max, min, L1, L2, sum of
+// squares, log of the sum; f32 accumulation).
 // inner == 1 reduces contiguous rows (one warp or block per row, 4-wide loads when aligned);
 // inner > 1 reduces columns with 32 x 8 blocks, split over the reduced axis into a workspace
 // when there are too few columns to fill the GPU. Reduced axes that are not adjacent (a
@@ -23,7 +24,8 @@
 
 namespace dlc::codegen::cuda {
 
-enum class ReduceOp { Sum, Mean, Max };
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum.
+enum class ReduceOp { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum };
 
 struct ReduceSpec {
   ReduceOp op = ReduceOp::Sum;

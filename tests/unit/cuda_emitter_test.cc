@@ -296,6 +296,26 @@ TEST(CudaEmitters, ReductionViews) {
             emit_reduce(reduce_spec(ReduceOp::Mean, DType::F16, {8, 6, 144}, {1})).entries[0].name);
 }
 
+// Every reduction is a sum or a max of a map of the element, then a finish.
+TEST(CudaEmitters, ReductionOpsMapAndFinish) {
+  const KernelSource min = emit_reduce(test::reduce_view(ReduceOp::Min, DType::F16, 96, 1000, 1));
+  EXPECT_NE(min.source.find("float dlc_map(float v) { return -v; }"), std::string::npos);
+  EXPECT_NE(min.source.find("float dlc_finish(float acc) { return -acc; }"), std::string::npos);
+  EXPECT_NE(min.source.find("for (int k = 0; k < 4; ++k) v[k] = dlc_map(v[k]);"), std::string::npos);
+  EXPECT_NE(min.source.find("dlc_row_max(acc, scratch)"), std::string::npos);
+  const KernelSource l2 = emit_reduce(test::reduce_view(ReduceOp::L2, DType::F32, 1, 65536, 64));
+  EXPECT_NE(l2.source.find("dlc_combine(acc, dlc_map(dlc_to_float(x[(o * kExtent + e) * kInner + i])))"),
+            std::string::npos);
+  EXPECT_NE(l2.source.find("return sqrtf(acc);"), std::string::npos);
+  // The final pass combines partial results, already mapped.
+  EXPECT_EQ(l2.source.find("dlc_map(partial"), std::string::npos);
+  EXPECT_NE(emit_reduce(test::reduce_view(ReduceOp::LogSum, DType::F32, 8, 100, 1)).source.find("logf(acc)"),
+            std::string::npos);
+  // Sum, mean and max have no map.
+  EXPECT_EQ(emit_reduce(test::reduce_view(ReduceOp::Mean, DType::F32, 8, 100, 1)).source.find("dlc_map"),
+            std::string::npos);
+}
+
 TEST(CudaEmitters, RejectBadSpecs) {
   EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F64, 1, 1, 1)), Error);
   EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 0, 1, 1)), Error);

@@ -192,7 +192,11 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {8, 6, 12, 12}, {0, 2, 3})));   // gathered
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Max, t, {2, 3, 4, 5, 600}, {1, 3})));   // gathered, long rows
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {64, 8, 64, 64}, {0, 2, 3})));  // gathered, split
-  v.push_back(fused_reduce(t, ReduceOp::Sum, 96, 1000, 96, 1000, 1));                   // fused: rows
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::L1, ReduceOp::L2, ReduceOp::SumSquare, ReduceOp::LogSum}) {
+    v.push_back(emit_reduce(reduce_view(op, t, 96, 1000, 1)));   // rows, 4-wide
+    v.push_back(emit_reduce(reduce_view(op, t, 1, 65536, 64)));  // columns, split
+  }
+  v.push_back(fused_reduce(t, ReduceOp::Sum, 96, 1000, 96, 1000, 1));           // fused: rows
   v.push_back(fused_reduce(t, ReduceOp::Sum, 512, 1024, 1, 1 << 19, 1, true));  // fused: whole, split, stored
   v.push_back(fused_reduce(t, ReduceOp::Mean, 300, 100, 1, 300, 100));          // fused: columns
   v.push_back(

@@ -221,10 +221,18 @@ TEST_P(CudaKernels, Reductions) {
                         {ReduceOp::Sum, "ReduceSum", {1 << 20}, {0}},
                         {ReduceOp::Max, "ReduceMax", {1 << 20}, {0}},
                         {ReduceOp::Mean, "ReduceMean", {3, 100000}, {1}},
-                        {ReduceOp::Sum, "ReduceSum", {64, 8, 64, 64}, {0, 2, 3}}};
+                        {ReduceOp::Sum, "ReduceSum", {64, 8, 64, 64}, {0, 2, 3}},
+                        // the other reductions: rows (4-wide), columns, gathered, split
+                        {ReduceOp::Min, "ReduceMin", {96, 1000}, {1}},
+                        {ReduceOp::Min, "ReduceMin", {3, 4, 5}, {0, 2}},
+                        {ReduceOp::L1, "ReduceL1", {16, 100, 300}, {1}},
+                        {ReduceOp::L2, "ReduceL2", {1 << 20}, {0}},
+                        {ReduceOp::SumSquare, "ReduceSumSquare", {96, 1000}, {1}},
+                        {ReduceOp::LogSum, "ReduceLogSum", {64, 300}, {0}}};
   for (const Case& c : cases) {
     const KernelSource ks = emit_reduce(reduce_spec(c.op, dtype(), c.dims, c.axes));
-    Tensor x = random(c.dims, 3);
+    // ReduceLogSum's sum must be positive.
+    Tensor x = c.op == ReduceOp::LogSum ? random(c.dims, 3, 0.0, 1.0) : random(c.dims, 3);
     Tensor xf = to_f32(x);
     Shape kept;
     for (int64_t d = 0; d < int64_t(c.dims.size()); ++d)
