@@ -9,6 +9,7 @@
 #include <map>
 
 #include "codegen/cuda/activation_programs.h"
+#include "codegen/cuda/arg_extremum_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -250,6 +251,24 @@ StepBinding fused_reduce(const StepView& s) {
                    return emit_reduce(spec);
                  },
                  {{"y", output_operand(0)}});
+}
+
+// ArgMax / ArgMin over one axis: the index kernel (arg_extremum_emitter.h).
+StepBinding arg_extremum(const StepView& s, bool max) {
+  const TensorType x = s.input(0);
+  if (s.output(0).dtype != DType::I64) s.fail("the result is not int64");
+  const int64_t rank = int64_t(x.shape.size());
+  const int64_t axis = normalized_axis(s, s.attrs.i("axis", 0), rank);
+  ArgExtremumSpec spec;
+  spec.dtype = x.dtype;
+  spec.max = max;
+  spec.last = s.attrs.i("select_last_index", 0) != 0;
+  if (rank == 0)
+    spec.outer = spec.extent = spec.inner = 1;
+  else
+    split_dims(x.shape, axis, axis, spec.outer, spec.extent, spec.inner);
+  return emitted(s, [&] { return emit_arg_extremum(spec); },
+                 {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 StepBinding softmax(const StepView& s, bool log) {
@@ -639,6 +658,8 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"ReduceMean", [](const StepView& s) { return reduce(s, ReduceOp::Mean); }},
       {"ReduceMax", [](const StepView& s) { return reduce(s, ReduceOp::Max); }},
       {"ReduceMin", [](const StepView& s) { return reduce(s, ReduceOp::Min); }},
+      {"ArgMax", [](const StepView& s) { return arg_extremum(s, true); }},
+      {"ArgMin", [](const StepView& s) { return arg_extremum(s, false); }},
       {"ReduceL1", [](const StepView& s) { return reduce(s, ReduceOp::L1); }},
       {"ReduceL2", [](const StepView& s) { return reduce(s, ReduceOp::L2); }},
       {"ReduceSumSquare", [](const StepView& s) { return reduce(s, ReduceOp::SumSquare); }},

@@ -316,6 +316,22 @@ TEST(CudaEmitters, ReductionOpsMapAndFinish) {
             std::string::npos);
 }
 
+// ArgMax/ArgMin scan the axis in order with the CPU kernel's comparison.
+TEST(CudaEmitters, ArgExtremum) {
+  const KernelSource first = emit_arg_extremum({DType::BF16, true, false, 96, 1000, 1});
+  EXPECT_EQ(first.kind, "argmax");
+  EXPECT_NE(first.source.find("if (v > best) {"), std::string::npos);
+  EXPECT_NE(first.source.find("long long* __restrict__ y"), std::string::npos);
+  ASSERT_EQ(first.entries.size(), 1u);
+  EXPECT_EQ(first.entries[0].params, (std::vector<std::string>{"x", "y"}));
+  const KernelSource last = emit_arg_extremum({DType::F32, false, true, 3, 7, 50});
+  EXPECT_EQ(last.kind, "argmin");
+  EXPECT_NE(last.source.find("if (v <= best) {"), std::string::npos);
+  EXPECT_NE(last.entries[0].name, emit_arg_extremum({DType::F32, false, false, 3, 7, 50}).entries[0].name);
+  EXPECT_THROW(emit_arg_extremum({DType::I64, true, false, 3, 7, 50}), Error);
+  EXPECT_THROW(emit_arg_extremum({DType::F32, true, false, 3, 0, 50}), Error);
+}
+
 TEST(CudaEmitters, RejectBadSpecs) {
   EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F64, 1, 1, 1)), Error);
   EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 0, 1, 1)), Error);

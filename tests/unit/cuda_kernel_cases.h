@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/cuda/activation_programs.h"
+#include "codegen/cuda/arg_extremum_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -192,6 +193,8 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {8, 6, 12, 12}, {0, 2, 3})));   // gathered
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Max, t, {2, 3, 4, 5, 600}, {1, 3})));   // gathered, long rows
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {64, 8, 64, 64}, {0, 2, 3})));  // gathered, split
+  v.push_back(emit_arg_extremum({t, true, false, 96, 1000, 1}));                        // ArgMax over rows
+  v.push_back(emit_arg_extremum({t, false, true, 3, 7, 50}));  // ArgMin, the last, a middle axis
   for (ReduceOp op : {ReduceOp::Min, ReduceOp::L1, ReduceOp::L2, ReduceOp::SumSquare, ReduceOp::LogSum}) {
     v.push_back(emit_reduce(reduce_view(op, t, 96, 1000, 1)));   // rows, 4-wide
     v.push_back(emit_reduce(reduce_view(op, t, 1, 65536, 64)));  // columns, split

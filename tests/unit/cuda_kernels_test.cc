@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "codegen/cuda/activation_programs.h"
+#include "codegen/cuda/arg_extremum_emitter.h"
 #include "codegen/cuda/broadcast_layout.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "tests/unit/cuda_kernel_cases.h"
@@ -246,6 +247,31 @@ TEST_P(CudaKernels, Reductions) {
     run_cpu(c.cpu, attrs, {&xf}, {&want});
     // Sums of many elements are compared against their magnitude.
     expect_close(download(dy, {dtype(), kept}), want, dtype(), ks.name);
+  }
+}
+
+// ArgMax/ArgMin: the CPU kernel's indices, ties included (values rounded to a coarse grid so
+// that equal values occur), first and last.
+TEST_P(CudaKernels, ArgExtremum) {
+  struct Case {
+    bool max, last;
+    int64_t outer, extent, inner;
+  };
+  for (const Case& c : {Case{true, false, 96, 1000, 1}, Case{false, true, 3, 7, 50},
+                        Case{true, true, 5, 300, 33}, Case{false, false, 1, 100000, 1}}) {
+    std::vector<double> values = random_values(c.outer * c.extent * c.inner, 9, -4.0, 4.0);
+    for (double& v : values) v = std::round(v * 4.0) / 4.0;  // exact in every dtype; ties
+    const Tensor x = make(dtype(), {c.outer, c.extent, c.inner}, values);
+    const KernelSource ks = emit_arg_extremum({dtype(), c.max, c.last, c.outer, c.extent, c.inner});
+    DeviceBuffer dx = upload(x), dy(size_t(c.outer * c.inner) * sizeof(int64_t));
+    run_kernels(ks, {{"x", ptr(dx)}, {"y", ptr(dy)}});
+    Tensor want(TensorType{DType::I64, {c.outer, 1, c.inner}});
+    Tensor xf = to_f32(x);
+    Attrs attrs;
+    attrs.set("axis", int64_t(1));
+    attrs.set("select_last_index", int64_t(c.last ? 1 : 0));
+    run_cpu(c.max ? "ArgMax" : "ArgMin", attrs, {&xf}, {&want});
+    EXPECT_EQ(download(dy, {DType::I64, {c.outer, 1, c.inner}}), want) << ks.name;
   }
 }
 
