@@ -33,36 +33,43 @@ __device__ __forceinline__ void dlc_row_softmax_stats(const T* __restrict__ xr, 
 }
 )";
 
-// Row p (one position) of the loss: -log_softmax(scores)[label].
+// Row p (one position) of the loss: -w[label] * log_softmax(scores)[label] (w 1 without class
+// weights), or, for NegativeLogLikelihoodLoss, whose scores are log-probabilities already,
+// -w[label] * scores[label]. The mean divides by the summed weights of the counted positions.
 constexpr const char* kForwardRows = R"(
 extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
-    const T* __restrict__ scores, const Label* __restrict__ labels, float* __restrict__ workspace,
-    T* __restrict__ loss, T* __restrict__ log_prob) {
-  __shared__ float scratch[32];
-  for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
+    const T* __restrict__ scores, const Label* __restrict__ labels, const T* __restrict__ weight,
+    float* __restrict__ workspace, T* __restrict__ loss, T* __restrict__ log_prob) {
+${SCRATCH}  for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
     const Index base = dlc_row_base(row);
-    float max, sum;
-    dlc_row_softmax_stats(scores + base, scratch, max, sum);
-    const float log_sum = max + logf(sum);
-    if (log_prob)
-      for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads)
-        log_prob[base + c * kInner] = dlc_from_float<T>(dlc_to_float(scores[base + c * kInner]) - log_sum);
-    if (dlc_row_lane() == 0) {
+${LOG_SUM}    if (dlc_row_lane() == 0) {
       const long long label = labels[row];
       const bool counted = !dlc_ignored(label);
       const bool valid = label >= 0 && label < kExtent;
-      const float l = !counted ? 0.0f : valid ? log_sum - dlc_to_float(scores[base + label * kInner]) : dlc_nan();
+      const float w = !counted ? 0.0f : weight && valid ? dlc_to_float(weight[label]) : 1.0f;
+      const float l = !counted ? 0.0f : valid ? (log_sum - dlc_to_float(scores[base + label * kInner])) * w : dlc_nan();
 ${STORE}    }
   }
 }
 )";
 
+// The log of the row's softmax denominator (stored log-probabilities too, where asked for).
+constexpr const char* kSoftmaxLogSum = R"(    float max, sum;
+    dlc_row_softmax_stats(scores + base, scratch, max, sum);
+    const float log_sum = max + logf(sum);
+    if (log_prob)
+      for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads)
+        log_prob[base + c * kInner] = dlc_from_float<T>(dlc_to_float(scores[base + c * kInner]) - log_sum);
+)";
+constexpr const char* kLogProbabilities =
+    "    constexpr float log_sum = 0.0f;  // the scores are log-probabilities\n";
+
 constexpr const char* kStoreNone = "      loss[row] = dlc_from_float<T>(l);\n";
 constexpr const char* kStoreWorkspace = R"(      workspace[row] = l;
-      workspace[kCountOffset + row] = counted ? 1.0f : 0.0f;
+      workspace[kCountOffset + row] = w;
 )";
 
-// One block adds up the per-position losses (and counts, for the mean).
+// One block adds up the per-position losses (and weights, for the mean).
 constexpr const char* kForwardFinal = R"(
 extern "C" __global__ void __launch_bounds__(1024) ${NAME}(
     const float* __restrict__ workspace, T* __restrict__ loss) {
@@ -155,18 +162,22 @@ Prepared prepare(const CrossEntropySpec& spec, const char* kind) {
 }  // namespace
 
 KernelSource emit_cross_entropy_forward(const CrossEntropySpec& spec) {
-  Prepared p = prepare(spec, "cross_entropy_fwd");
+  const char* kind = spec.log_probabilities ? "nll_loss_fwd" : "cross_entropy_fwd";
+  Prepared p = prepare(spec, kind);
   const bool none = spec.reduction == "none";
   const int64_t rows = p.layout.rows();
   const int64_t count_offset = align256(rows * 4) / 4;  // in floats
-  KernelSource ks = KernelSource::named("cross_entropy_fwd", p.base, std::move(p.source));
+  KernelSource ks = KernelSource::named(kind, p.base, std::move(p.source));
   if (!none) ks.source += fmt::format("constexpr Index kCountOffset = {};  // floats\n", count_offset);
   const KernelEntry rows_entry{p.base + "_rows",
                                launch_1d(p.mapping.grid, p.mapping.block),
-                               {"scores", "labels", "workspace", "loss", "log_prob"}};
-  ks.source += fill(kForwardRows, {{"BLOCK", fmt::format("{}", p.mapping.block)},
-                                   {"NAME", rows_entry.name},
-                                   {"STORE", none ? kStoreNone : kStoreWorkspace}});
+                               {"scores", "labels", "weight", "workspace", "loss", "log_prob"}};
+  ks.source +=
+      fill(kForwardRows, {{"BLOCK", fmt::format("{}", p.mapping.block)},
+                          {"NAME", rows_entry.name},
+                          {"LOG_SUM", spec.log_probabilities ? kLogProbabilities : kSoftmaxLogSum},
+                          {"SCRATCH", spec.log_probabilities ? "" : "  __shared__ float scratch[32];\n"},
+                          {"STORE", none ? kStoreNone : kStoreWorkspace}});
   ks.entries.push_back(rows_entry);
   if (!none) {
     const KernelEntry final_entry{p.base + "_final", launch_1d(1, 1024), {"workspace", "loss"}};
@@ -179,6 +190,8 @@ KernelSource emit_cross_entropy_forward(const CrossEntropySpec& spec) {
 }
 
 KernelSource emit_cross_entropy_backward(const CrossEntropySpec& spec) {
+  if (spec.log_probabilities)
+    throw Error("CUDA cross-entropy: no backward kernel for NegativeLogLikelihoodLoss");
   Prepared p = prepare(spec, "cross_entropy_bwd");
   const bool mean = spec.reduction == "mean";
   const bool count = mean && spec.ignore_index.has_value();

@@ -1,11 +1,14 @@
-// Softmax cross-entropy (the IR's SoftmaxCrossEntropyLoss without class weights, and
-// SoftmaxCrossEntropyGrad): scores [N, C, D…] with the classes on axis 1, integer labels [N, D…],
-// reduction mean (over the positions whose label is not ignore_index, as PyTorch), sum or none.
+// Softmax cross-entropy (the IR's SoftmaxCrossEntropyLoss, with or without class weights, and
+// SoftmaxCrossEntropyGrad without them) and NegativeLogLikelihoodLoss (its forward, on scores that
+// are log-probabilities): scores [N, C, D…] with the classes on axis 1, integer labels [N, D…],
+// optional class weights [C], reduction mean (over the positions whose label is not ignore_index,
+// weighted: the summed loss over the summed weights, as ONNX and PyTorch), sum or none.
 // A label outside [0, C) that is not ignored gives a NaN loss and NaN gradients (the CPU
 // kernels report an error instead; a GPU kernel cannot).
 //
 // Entries:
-//   forward  [rows](scores, labels, workspace, loss, log_prob)  log_prob may be null; with
+//   forward  [rows](scores, labels, weight, workspace, loss, log_prob)  weight and log_prob may be
+//            null (NegativeLogLikelihoodLoss has no log_prob); with
 //            reduction none the per-position losses go to `loss`, otherwise to the workspace and
 //            [final](workspace, loss) adds them up
 //   backward [count](labels, workspace) (mean with ignore_index only: counts the positions),
@@ -27,6 +30,7 @@ struct CrossEntropySpec {
   int64_t batch = 1, classes = 1, inner = 1;
   std::string reduction = "mean";  // mean, sum, none
   std::optional<int64_t> ignore_index;
+  bool log_probabilities = false;  // NegativeLogLikelihoodLoss: the scores are log-probabilities
 };
 
 KernelSource emit_cross_entropy_forward(const CrossEntropySpec& spec);

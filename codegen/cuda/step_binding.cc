@@ -328,9 +328,11 @@ StepBinding layer_norm_grad(const StepView& s) {
                   {"dbias", output_operand(2)}});
 }
 
-CrossEntropySpec cross_entropy_spec(const StepView& s, int scores_input) {
+// The losses' spec; class weights (the input after the labels) only where `weights` allows them.
+CrossEntropySpec cross_entropy_spec(const StepView& s, int scores_input, bool weights) {
   const TensorType scores = s.input(scores_input), labels = s.input(scores_input + 1);
-  if (s.has_input(scores_input + 2)) s.fail("class weights are not supported by the CUDA kernels");
+  if (s.has_input(scores_input + 2) && !weights)
+    s.fail("class weights are not supported by this CUDA kernel");
   if (scores.shape.size() < 2) s.fail("scores must have a class axis (axis 1)");
   CrossEntropySpec spec;
   spec.dtype = scores.dtype;
@@ -339,6 +341,19 @@ CrossEntropySpec cross_entropy_spec(const StepView& s, int scores_input) {
   spec.reduction = s.attrs.s("reduction", "mean");
   if (s.attrs.has("ignore_index")) spec.ignore_index = s.attrs.i("ignore_index");
   return spec;
+}
+
+// SoftmaxCrossEntropyLoss, or NegativeLogLikelihoodLoss (`log_probabilities`): the forward kernel.
+StepBinding loss_forward(const StepView& s, bool log_probabilities) {
+  CrossEntropySpec spec = cross_entropy_spec(s, 0, true);
+  spec.log_probabilities = log_probabilities;
+  if (s.has_input(2) && s.input(2).dtype != spec.dtype) s.fail("the class weights' dtype is not the scores'");
+  return emitted(s, [&] { return emit_cross_entropy_forward(spec); },
+                 {{"scores", input_operand(0)},
+                  {"labels", input_operand(1)},
+                  {"weight", input_operand(2)},
+                  {"loss", output_operand(0)},
+                  {"log_prob", output_operand(1)}});
 }
 
 StepBinding embedding(const StepView& s, bool backward) {
@@ -668,18 +683,11 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"LogSoftmax", [](const StepView& s) { return softmax(s, true); }},
       {"LayerNormalization", layer_norm},
       {"LayerNormGrad", layer_norm_grad},
-      {"SoftmaxCrossEntropyLoss",
-       [](const StepView& s) {
-         const CrossEntropySpec spec = cross_entropy_spec(s, 0);
-         return emitted(s, [&] { return emit_cross_entropy_forward(spec); },
-                        {{"scores", input_operand(0)},
-                         {"labels", input_operand(1)},
-                         {"loss", output_operand(0)},
-                         {"log_prob", output_operand(1)}});
-       }},
+      {"SoftmaxCrossEntropyLoss", [](const StepView& s) { return loss_forward(s, false); }},
+      {"NegativeLogLikelihoodLoss", [](const StepView& s) { return loss_forward(s, true); }},
       {"SoftmaxCrossEntropyGrad",
        [](const StepView& s) {
-         const CrossEntropySpec spec = cross_entropy_spec(s, 1);
+         const CrossEntropySpec spec = cross_entropy_spec(s, 1, false);
          return emitted(s, [&] { return emit_cross_entropy_backward(spec); },
                         {{"dloss", input_operand(0)},
                          {"scores", input_operand(1)},

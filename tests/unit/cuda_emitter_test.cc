@@ -224,13 +224,14 @@ TEST(CudaEmitters, WorkspacesAndSplits) {
   EXPECT_EQ(ln_split.entries[1].params[3], "workspace+131072");
 
   const KernelSource ce =
-      emit_cross_entropy_forward({DType::F32, DType::I64, 64, 1000, 1, "none", std::nullopt});
+      emit_cross_entropy_forward({DType::F32, DType::I64, 64, 1000, 1, "none", std::nullopt, false});
   EXPECT_EQ(ce.entries.size(), 1u);
   EXPECT_EQ(ce.workspace_bytes, 0);
-  EXPECT_EQ(emit_cross_entropy_backward({DType::F32, DType::I64, 64, 10, 1, "mean", -1}).entries.size(), 2u);
   EXPECT_EQ(
-      emit_cross_entropy_backward({DType::F32, DType::I64, 64, 10, 1, "mean", std::nullopt}).entries.size(),
-      1u);
+      emit_cross_entropy_backward({DType::F32, DType::I64, 64, 10, 1, "mean", -1, false}).entries.size(), 2u);
+  EXPECT_EQ(emit_cross_entropy_backward({DType::F32, DType::I64, 64, 10, 1, "mean", std::nullopt, false})
+                .entries.size(),
+            1u);
 
   EXPECT_EQ(emit_embedding_backward({DType::F32, DType::I64, 10, 4, 3}).entries.size(), 2u);
   const KernelSource emb = emit_embedding_backward({DType::BF16, DType::I64, 10, 4, 3});
@@ -332,12 +333,30 @@ TEST(CudaEmitters, ArgExtremum) {
   EXPECT_THROW(emit_arg_extremum({DType::F32, true, false, 3, 0, 50}), Error);
 }
 
+// NegativeLogLikelihoodLoss is the cross-entropy forward on log-probabilities: no softmax.
+TEST(CudaEmitters, NllLossForward) {
+  const KernelSource nll = emit_cross_entropy_forward({DType::F16, DType::I64, 8, 10, 5, "mean", -1, true});
+  EXPECT_EQ(nll.kind, "nll_loss_fwd");
+  EXPECT_NE(nll.source.find("constexpr float log_sum = 0.0f;"), std::string::npos);
+  EXPECT_EQ(nll.source.find("dlc_row_softmax_stats(scores"), std::string::npos);
+  EXPECT_NE(nll.source.find("weight && valid ? dlc_to_float(weight[label]) : 1.0f"), std::string::npos);
+  ASSERT_EQ(nll.entries.size(), 2u);
+  EXPECT_EQ(nll.entries[0].params,
+            (std::vector<std::string>{"scores", "labels", "weight", "workspace", "loss", "log_prob"}));
+  EXPECT_NE(
+      nll.entries[0].name,
+      emit_cross_entropy_forward({DType::F16, DType::I64, 8, 10, 5, "mean", -1, false}).entries[0].name);
+  EXPECT_THROW(emit_cross_entropy_backward({DType::F16, DType::I64, 8, 10, 5, "mean", -1, true}), Error);
+}
+
 TEST(CudaEmitters, RejectBadSpecs) {
   EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F64, 1, 1, 1)), Error);
   EXPECT_THROW(emit_reduce(test::reduce_view(ReduceOp::Sum, DType::F32, 0, 1, 1)), Error);
   EXPECT_THROW(emit_softmax_forward({DType::I32, 1, 1, 1, false}), Error);
-  EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::F32, 1, 2, 1, "mean", std::nullopt}), Error);
-  EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::I64, 1, 2, 1, "avg", std::nullopt}), Error);
+  EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::F32, 1, 2, 1, "mean", std::nullopt, false}),
+               Error);
+  EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::I64, 1, 2, 1, "avg", std::nullopt, false}),
+               Error);
   EXPECT_THROW(emit_embedding_gather({DType::F32, DType::F16, 1, 1, 1}), Error);
   EXPECT_THROW(emit_sgd_update({DType::I64, 0, 0, 0, false}), Error);
   EXPECT_THROW(emit_rmsprop_update({DType::F32, 0.99, 1e-8, 0, 0.9, true}), Error);  // three states

@@ -211,10 +211,12 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true}));
   v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true}));    // one split
   v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true}));  // split rows
-  v.push_back(emit_cross_entropy_forward({t, DType::I64, 64, 1000, 1, "mean", -100}));
-  v.push_back(emit_cross_entropy_forward({t, DType::I32, 8, 10, 5, "none", std::nullopt}));
-  v.push_back(emit_cross_entropy_backward({t, DType::I64, 64, 1000, 1, "mean", -100}));
-  v.push_back(emit_cross_entropy_backward({t, DType::I64, 8, 10, 5, "sum", std::nullopt}));
+  v.push_back(emit_cross_entropy_forward({t, DType::I64, 64, 1000, 1, "mean", -100, false}));
+  v.push_back(emit_cross_entropy_forward({t, DType::I32, 8, 10, 5, "none", std::nullopt, false}));
+  v.push_back(emit_cross_entropy_backward({t, DType::I64, 64, 1000, 1, "mean", -100, false}));
+  v.push_back(emit_cross_entropy_backward({t, DType::I64, 8, 10, 5, "sum", std::nullopt, false}));
+  v.push_back(emit_cross_entropy_forward({t, DType::I64, 8, 10, 5, "mean", -1, true}));  // NLL
+  v.push_back(emit_cross_entropy_forward({t, DType::I32, 64, 1000, 1, "none", std::nullopt, true}));
   v.push_back(emit_embedding_gather({t, DType::I64, 1000, 64, 300}));
   v.push_back(emit_embedding_backward({t, DType::I32, 1000, 64, 300}));
   v.push_back(emit_sgd_update({t, 0.9, 0.0, 1e-4, true}));

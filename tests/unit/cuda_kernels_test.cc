@@ -415,30 +415,45 @@ Tensor labels_for(DType t, int64_t n, int64_t classes, std::optional<int64_t> ig
   return make(t, {n}, v);
 }
 
+// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (log_probabilities), with and without
+// class weights, against the CPU kernels.
 TEST_P(CudaKernels, CrossEntropyForward) {
   for (const CrossEntropySpec& s :
-       {CrossEntropySpec{dtype(), DType::I64, 64, 1000, 1, "mean", -100},
-        CrossEntropySpec{dtype(), DType::I32, 8, 10, 5, "none", std::nullopt},
-        CrossEntropySpec{dtype(), DType::I64, 30, 2000, 1, "sum", std::nullopt}}) {
-    const KernelSource ks = emit_cross_entropy_forward(s);
-    const Shape dims = {s.batch, s.classes, s.inner}, label_dims = {s.batch, s.inner};
-    const Shape loss_dims = s.reduction == "none" ? label_dims : Shape{};
-    Tensor scores = random(dims, 13, -3.0, 3.0);
-    Tensor labels = labels_for(s.label_dtype, s.batch * s.inner, s.classes, s.ignore_index);
-    labels.type.shape = label_dims;
-    DeviceBuffer d_scores = upload(scores), d_labels = upload(labels),
-                 d_loss(size_t(num_elements(loss_dims)) * dtype_size(dtype())), d_logp(scores.bytes.size());
-    run_kernels(ks, {{"scores", ptr(d_scores)},
-                     {"labels", ptr(d_labels)},
-                     {"loss", ptr(d_loss)},
-                     {"log_prob", ptr(d_logp)}});
-    Tensor sf = to_f32(scores), loss(TensorType{DType::F32, loss_dims}), logp(TensorType{DType::F32, dims});
-    Attrs attrs;
-    attrs.set("reduction", s.reduction);
-    if (s.ignore_index) attrs.set("ignore_index", *s.ignore_index);
-    run_cpu("SoftmaxCrossEntropyLoss", attrs, {&sf, &labels}, {&loss, &logp});
-    expect_close(download(d_loss, {dtype(), loss_dims}), loss, dtype(), ks.name + " loss");
-    expect_close(download(d_logp, {dtype(), dims}), logp, dtype(), ks.name + " log_prob");
+       {CrossEntropySpec{dtype(), DType::I64, 64, 1000, 1, "mean", -100, false},
+        CrossEntropySpec{dtype(), DType::I32, 8, 10, 5, "none", std::nullopt, false},
+        CrossEntropySpec{dtype(), DType::I64, 30, 2000, 1, "sum", std::nullopt, false},
+        CrossEntropySpec{dtype(), DType::I64, 8, 10, 5, "mean", 2, true},
+        CrossEntropySpec{dtype(), DType::I32, 64, 1000, 1, "none", std::nullopt, true},
+        CrossEntropySpec{dtype(), DType::I64, 30, 20, 3, "sum", -1, true}}) {
+    for (bool weighted : {false, true}) {
+      const KernelSource ks = emit_cross_entropy_forward(s);
+      const Shape dims = {s.batch, s.classes, s.inner}, label_dims = {s.batch, s.inner};
+      const Shape loss_dims = s.reduction == "none" ? label_dims : Shape{};
+      Tensor scores = random(dims, 13, -3.0, 3.0);
+      Tensor labels = labels_for(s.label_dtype, s.batch * s.inner, s.classes, s.ignore_index);
+      labels.type.shape = label_dims;
+      Tensor weights = random({s.classes}, 17, 0.1, 2.0);
+      DeviceBuffer d_scores = upload(scores), d_labels = upload(labels), d_weights = upload(weights),
+                   d_loss(size_t(num_elements(loss_dims)) * dtype_size(dtype())), d_logp(scores.bytes.size());
+      run_kernels(ks, {{"scores", ptr(d_scores)},
+                       {"labels", ptr(d_labels)},
+                       {"weight", weighted ? ptr(d_weights) : nullptr},
+                       {"loss", ptr(d_loss)},
+                       {"log_prob", s.log_probabilities ? nullptr : ptr(d_logp)}});
+      Tensor sf = to_f32(scores), wf = to_f32(weights), loss(TensorType{DType::F32, loss_dims}),
+             logp(TensorType{DType::F32, dims});
+      Attrs attrs;
+      attrs.set("reduction", s.reduction);
+      if (s.ignore_index) attrs.set("ignore_index", *s.ignore_index);
+      const std::string what = ks.name + (weighted ? " weighted" : "");
+      if (s.log_probabilities) {
+        run_cpu("NegativeLogLikelihoodLoss", attrs, {&sf, &labels, weighted ? &wf : nullptr}, {&loss});
+      } else {
+        run_cpu("SoftmaxCrossEntropyLoss", attrs, {&sf, &labels, weighted ? &wf : nullptr}, {&loss, &logp});
+        expect_close(download(d_logp, {dtype(), dims}), logp, dtype(), what + " log_prob");
+      }
+      expect_close(download(d_loss, {dtype(), loss_dims}), loss, dtype(), what + " loss");
+    }
   }
 }
 
