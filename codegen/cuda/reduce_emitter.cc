@@ -254,7 +254,8 @@ std::vector<std::string> with(std::vector<std::string> names, const std::string&
   return names;
 }
 
-// Rows split `splits` ways: a partial kernel and the final combine (kRowSplitKernel); `ks` has
+// Rows split `splits` ways: a partial kernel (kRowSplitKernel) and the final combine
+// (kColumnFinal); `ks` has
 // the name and the header comment.
 KernelSource emit_split_rows(const ReduceSpec& spec, const OpText& t, const XRead& x, int64_t splits,
                              KernelSource ks) {

@@ -225,7 +225,12 @@ StepBinding reduce(const StepView& s, ReduceOp op) {
   if (axes.empty() && s.attrs.i("noop_with_empty_axes", 0) != 0)
     s.fail("noop_with_empty_axes is not supported");
   for (int64_t& a : axes) a = normalized_axis(s, a, rank);
-  const ReduceSpec spec = reduce_spec(op, x.dtype, x.shape, axes);
+  ReduceSpec spec;
+  try {
+    spec = reduce_spec(op, x.dtype, x.shape, axes);
+  } catch (const Error& e) {
+    s.fail(e.what());
+  }
   return emitted(s, [&] { return emit_reduce(spec); }, {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 

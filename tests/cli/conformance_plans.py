@@ -63,7 +63,7 @@ def main() -> int:
         refused = re.search(r"^(\d+) selected cases refused: a step has no CUDA path", saved.stdout, re.M)
         checks.append(("cuda_saved_most", bool(counts and refused) and counts[1] > 300 and counts[0] >= counts[1] - 10,
                        saved.stdout[-800:]))
-        print(saved.stdout.strip().splitlines()[0] if saved.stdout.strip() else "")
+        print(SUMMARY.search(saved.stdout).group(0) if SUMMARY.search(saved.stdout) else "no summary line")
         gpu = os.path.exists("/dev/nvidia0")
         ran = run(base + ["--data", cuda_dir, "--precompiled", "--device", "cuda"] + ([] if gpu else ["--filter", "test_relu"]),
                   checks, "cuda_precompiled", want_rc=0 if gpu else 1)

@@ -182,16 +182,17 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_elementwise(math_ops_program(t)));
   v.push_back(emit_elementwise(activations_program(t)));
   v.push_back(emit_elementwise(logical_program()));
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 96, 1000, 1)));                 // warp per row
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 300, 20000, 1)));               // block per row
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 8, 20000, 1)));                 // rows, split
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Mean, t, 1, 1 << 20, 1)));              // whole tensor, split
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Mean, t, 16, 100, 300)));               // columns
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 1, 65536, 64)));                // columns, split
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 3, 4, 5)));                     // columns: max
-  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 1, 65536, 64)));                // columns, split: max
-  v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {8, 6, 12, 12}, {0, 2, 3})));   // gathered
-  v.push_back(emit_reduce(reduce_spec(ReduceOp::Max, t, {2, 3, 4, 5, 600}, {1, 3})));   // gathered, long rows
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 96, 1000, 1)));                // warp per row
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 300, 20000, 1)));              // block per row
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 8, 20000, 1)));                // rows, split
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Mean, t, 1, 1 << 20, 1)));             // whole tensor, split
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Mean, t, 16, 100, 300)));              // columns
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 1, 65536, 64)));               // columns, split
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 3, 4, 5)));                    // columns: max
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 1, 65536, 64)));               // columns, split: max
+  v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {8, 6, 12, 12}, {0, 2, 3})));  // gathered
+  v.push_back(
+      emit_reduce(reduce_spec(ReduceOp::Max, t, {2, 3, 4, 5, 600}, {1, 3})));  // gathered, two reduced runs
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {64, 8, 64, 64}, {0, 2, 3})));  // gathered, split
   v.push_back(emit_arg_extremum({t, true, false, 96, 1000, 1}));                        // ArgMax over rows
   v.push_back(emit_arg_extremum({t, false, true, 3, 7, 50}));  // ArgMin, the last, a middle axis

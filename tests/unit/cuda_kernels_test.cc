@@ -210,11 +210,12 @@ TEST_P(CudaKernels, Reductions) {
     std::vector<int64_t> axes;
   };
   const Case cases[] = {{ReduceOp::Sum, "ReduceSum", {96, 1000}, {1}},
-                        {ReduceOp::Max, "ReduceMax", {8, 20000}, {1}},
+                        {ReduceOp::Max, "ReduceMax", {8, 20000}, {1}},    // split rows
+                        {ReduceOp::Max, "ReduceMax", {300, 20000}, {1}},  // a block per row, 4-wide
                         {ReduceOp::Mean, "ReduceMean", {16, 100, 300}, {1}},
                         {ReduceOp::Sum, "ReduceSum", {1, 65536, 64}, {1}},
                         {ReduceOp::Mean, "ReduceMean", {3, 7}, {1}},
-                        // gathered: a convolution bias gradient, and longer rows of two runs
+                        // gathered: a convolution bias gradient, and short rows of two runs
                         {ReduceOp::Sum, "ReduceSum", {8, 6, 12, 12}, {0, 2, 3}},
                         {ReduceOp::Mean, "ReduceMean", {8, 6, 12, 12}, {0, 2, 3}},
                         {ReduceOp::Max, "ReduceMax", {2, 3, 40, 5, 60}, {1, 3}},
