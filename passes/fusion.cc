@@ -46,8 +46,6 @@ struct Group {
   Shape dims;
 };
 
-bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 // A Cast from f16/bf16 to f32: exact, so a group may redo it from the 16-bit operand.
 bool is_widening_cast(const ir::Node* n) {
   return n && n->op == ir::OpKind::Cast && n->inputs.size() == 1 && n->inputs[0] && n->outputs.size() == 1 &&

@@ -255,8 +255,7 @@ std::vector<std::string> with(std::vector<std::string> names, const std::string&
 }
 
 // Rows split `splits` ways: a partial kernel (kRowSplitKernel) and the final combine
-// (kColumnFinal); `ks` has
-// the name and the header comment.
+// (kColumnFinal); `ks` has the name and the header comment.
 KernelSource emit_split_rows(const ReduceSpec& spec, const OpText& t, const XRead& x, int64_t splits,
                              KernelSource ks) {
   const bool gather = !spec.gather_dims.empty();

@@ -40,9 +40,8 @@ struct ReduceSpec {
 };
 
 /// The reduction of a tensor of `dims` over `axes` (negative ones count from the end; empty:
-/// every axis): the
-/// [outer, extent, inner] view when the reduced axes are adjacent once size-1 dims are ignored,
-/// else the gathered view.
+/// every axis): the [outer, extent, inner] view when the reduced axes are adjacent once size-1
+/// dims are ignored, else the gathered view.
 ReduceSpec reduce_spec(ReduceOp op, DType dtype, const Shape& dims, std::vector<int64_t> axes);
 
 KernelSource emit_reduce(const ReduceSpec& spec);

@@ -11,8 +11,6 @@ namespace dlc::cpu {
 
 namespace {
 
-bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 template <typename H>
 void widen(const H* in, float* out, int64_t n) {
   parallel_chunks(n, 1 << 15, [&](int64_t begin, int64_t end) {

@@ -36,6 +36,8 @@ std::optional<DType> parse_dtype(std::string_view name);
 inline bool is_floating(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64;
 }
+/// The 16-bit floats (f16, bf16): stored narrow, computed in f32.
+inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 inline bool is_integer(DType t) {
   return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8;
 }
