@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """`dlc inspect --stats` on inference and training compiles of a small model built here:
 
-- every key of the contract (ops, kernels_per_step, param_bytes, peak_bytes, arena_bytes,
-  flops_per_step, stages) is there, for a model, a training model (--train) and a training plan;
+- every key of the contract (ops, kernels_per_step, operand_bytes_per_step, param_bytes, peak_bytes,
+  arena_bytes, flops_per_step, stages) is there, for a model, a training model (--train) and a
+  training plan; the inference plan's one MatMul reads x and w and writes y: operand_bytes_per_step
+  is their bytes;
 - a training plan's figures are those of `--train` on the model, and cover the whole step:
   more kernels, and more than twice the forward's GEMM flops (the forward GEMM, the weight
   gradient's GEMM — x is an input, so it gets none — the loss and the update);
@@ -23,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from cli_harness import Checks, make_model
 
-KEYS = ["ops", "kernels_per_step", "param_bytes", "peak_bytes", "arena_bytes", "flops_per_step", "stages"]
+KEYS = ["ops", "kernels_per_step", "operand_bytes_per_step", "param_bytes", "peak_bytes", "arena_bytes", "flops_per_step", "stages"]
 SAVINGS_KEYS = ["peak_bytes_unscheduled", "arena_bytes_unscheduled", "peak_bytes_unshared", "arena_bytes_unshared"]
 BATCH, IN, OUT = 8, 16, 4
 
@@ -64,6 +66,8 @@ def main():
         if forward and trained:
             gemm = 2 * BATCH * IN * OUT
             checks.expect("inference_flops", forward["flops_per_step"] == gemm, forward)
+            checks.expect("inference_operand_bytes",
+                          forward["operand_bytes_per_step"] == 4 * (BATCH * IN + IN * OUT + BATCH * OUT), forward)
             checks.expect("training_flops_cover_backward", trained["flops_per_step"] > 2 * gemm, trained)
             checks.expect("training_has_more_kernels",
                           trained["kernels_per_step"] > forward["kernels_per_step"], (trained, forward))

@@ -17,6 +17,7 @@
 #include "ir/printer.h"
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
+#include "runtime/plan/plan_values.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/compile_flags.h"
 #include "tools/driver/training_plan.h"
@@ -33,17 +34,36 @@ struct InspectArgs {
   CompileFlags flags;
 };
 
+// The bytes a stage's steps read and write, each operand counted once per step (an in-place
+// update twice): a lower bound on a run's memory traffic, as if each kernel touched each operand
+// once (a GEMM's re-reads and a reduction's workspace are not in it). CUDA alias steps move nothing.
+int64_t operand_bytes(const plan::Stage& stage) {
+  int64_t bytes = 0;
+  auto add = [&](int32_t buffer) {
+    if (buffer >= 0 && buffer < stage.buffers_size())
+      bytes += int64_t(plan::buffer_type(stage.buffers(buffer)).bytes());
+  };
+  for (const plan::Step& step : stage.steps()) {
+    if (step.cuda().kind() == plan::CudaStep::HOST && step.cuda().call() == "alias") continue;
+    for (int32_t b : step.inputs()) add(b);
+    for (int32_t b : step.outputs()) add(b);
+  }
+  return bytes;
+}
+
 nlohmann::json plan_stats(const plan::Plan& p) {
-  int64_t arena = 0, peak = 0, kernels = 0;
+  int64_t arena = 0, peak = 0, kernels = 0, operands = 0;
   for (const auto& st : p.stages()) {
     arena += st.arena_bytes();
     peak += st.peak_bytes();
     kernels += st.steps_size();
+    operands += operand_bytes(st);
   }
   const bool training = p.has_training();
   const int64_t runs = training ? std::max<int64_t>(p.training().micro_steps(), 1) : 1;
   nlohmann::json j = {{"ops", kernels},
                       {"kernels_per_step", kernels * runs},
+                      {"operand_bytes_per_step", operands * runs},
                       {"param_bytes", p.param_bytes()},
                       {"peak_bytes", peak},
                       {"arena_bytes", arena},
