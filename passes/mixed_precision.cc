@@ -20,6 +20,11 @@ bool runs_in_half(const ir::Node& n) {
   return n.outputs[0]->type.dtype == DType::F32;
 }
 
+// A Transpose or Reshape: the result holds the operand's elements, moved.
+bool moves_elements_only(const ir::Node& n) {
+  return (n.op == ir::OpKind::Transpose || n.op == ir::OpKind::Reshape) && n.inputs.size() == 1;
+}
+
 Attrs cast_to(DType t) {
   Attrs a;
   a.set("to", std::string(dtype_name(t)));
@@ -31,19 +36,25 @@ class HalfValues {
  public:
   HalfValues(ir::Graph& g, DType half) : g_(g), half_(half) {}
 
-  // The half of `v`, added before the graph's insertion point. A Transpose's result is the
-  // Transpose of its input's half (rounding commutes with a permutation, so the values are the
-  // same bits): the Transpose moves half the bytes, and epilogue fusion can fold it into the
-  // MatMul that reads it as a transpose flag, which a Cast between them would stop.
+  // The half of `v`, added before the graph's insertion point. The half of a value widened from
+  // the half type is what was widened (a round trip changes no bit: MatMul.half -> Cast f32 ->
+  // Reshape -> Cast half needs neither cast). A Transpose's or Reshape's result is the same op on
+  // its input's half (rounding commutes with moving elements, so the values are the same bits): a
+  // Transpose then moves half the bytes, epilogue fusion can fold it into the MatMul that reads it
+  // as a transpose flag, which a Cast between them would stop, and the Cast lands next to the
+  // op that made the value, where fusion can make it that op's output.
   ir::Value* of(ir::Value* v) {
     if (ir::Value* h = half_of_[v]) return h;
-    const ir::Node* t = v->producer;
+    const ir::Node* p = v->producer;
     ir::Value* h = nullptr;
-    if (t && t->op == ir::OpKind::Transpose && t->inputs[0]->type.dtype == DType::F32) {
-      h = g_.add_node(ir::OpKind::Transpose, {of(t->inputs[0])}, t->attrs,
-                      {g_.unique_value_name(v->name + ".half")}, t->name + ".half")
+    if (p && p->op == ir::OpKind::Cast && p->inputs[0]->type.dtype == half_) {
+      h = p->inputs[0];
+      ++round_trips_;
+    } else if (p && moves_elements_only(*p) && p->inputs[0]->type.dtype == DType::F32) {
+      h = g_.add_node(p->op, {of(p->inputs[0])}, p->attrs, {g_.unique_value_name(v->name + ".half")},
+                      p->name + ".half")
               ->outputs[0];
-      ++transposes_;
+      ++moved_[p->op == ir::OpKind::Transpose ? 0 : 1];
     } else {
       h = g_.add_node(ir::OpKind::Cast, {v}, cast_to(half_), {g_.unique_value_name(v->name + ".half")},
                       v->name + ".to_half")
@@ -53,13 +64,15 @@ class HalfValues {
     return half_of_[v] = h;
   }
   int64_t casts() const { return casts_; }
-  int64_t transposes() const { return transposes_; }
+  int64_t round_trips() const { return round_trips_; }
+  int64_t transposes() const { return moved_[0]; }
+  int64_t reshapes() const { return moved_[1]; }
 
  private:
   ir::Graph& g_;
   DType half_;
   std::map<ir::Value*, ir::Value*> half_of_;
-  int64_t casts_ = 0, transposes_ = 0;
+  int64_t casts_ = 0, round_trips_ = 0, moved_[2] = {0, 0};
 };
 
 }  // namespace
@@ -98,6 +111,8 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["ops_in_half"] = ops;
   stats_["casts_to_half"] = half_of.casts();
   stats_["transposes_in_half"] = half_of.transposes();
+  stats_["reshapes_in_half"] = half_of.reshapes();
+  stats_["round_trips_skipped"] = half_of.round_trips();
   return ops > 0 || half_ == DType::F16;
 }
 

@@ -6,9 +6,11 @@
 // follows: a Cast's gradient is the cast back, so MatMul/convolution gradients are computed in
 // half and the parameter gradients arrive in f32. The CPU kernels store the half operands and
 // compute in f32 (runtime/cpu/widen.h). fp16, whose range is narrow, also gets dynamic loss
-// scaling (loss_scaling.h). An operand made by a Transpose is cast before the Transpose instead
-// (stat transposes_in_half), so epilogue fusion can still fold it into the MatMul. With f32 the
-// pass does nothing.
+// scaling (loss_scaling.h). An operand made by a Transpose or Reshape is cast before it instead
+// (stats transposes_in_half, reshapes_in_half), so epilogue fusion can still fold a Transpose into
+// the MatMul, and an operand that is a half value widened to f32 is that half value (a round
+// trip through f32 changes no bit: round_trips_skipped), so a half MatMul's result reshaped for
+// the next half MatMul (attention's heads) never goes through f32. With f32 the pass does nothing.
 #pragma once
 
 #include "dlc/dtype.h"

@@ -107,7 +107,8 @@ TEST(MixedPrecision, OneCastPerValueAndHalfOpsLeftAlone) {
   EXPECT_TRUE(pass.run(g));
   ir::verify(g);
   EXPECT_EQ(pass.stats().at("ops_in_half"), 2);
-  EXPECT_EQ(pass.stats().at("casts_to_half"), 3);  // x, w and a's f32 result
+  EXPECT_EQ(pass.stats().at("casts_to_half"), 2);        // x and w
+  EXPECT_EQ(pass.stats().at("round_trips_skipped"), 1);  // the second MatMul reads a's half result
   EXPECT_EQ(g.outputs()[1]->type.dtype, DType::F16);
 }
 
@@ -136,6 +137,40 @@ TEST(MixedPrecision, TransposedOperandsAreCastBeforeTheirTranspose) {
   EXPECT_EQ(pass.stats().at("casts_to_half"), 2);  // x and w
   EXPECT_EQ(pass.stats().at("transposes_in_half"), 1);
   EXPECT_TRUE(g.users(wt).empty()) << "the f32 Transpose is left for dead-code elimination";
+}
+
+TEST(MixedPrecision, HalfResultsReachTheNextHalfMatMulWithoutF32) {
+  // Attention's heads: a = MatMul(x, w) [4, 6] -> Reshape [4, 2, 3] -> Transpose [2, 4, 3] ->
+  // MatMul(·, v). The second MatMul reads the first's half result reshaped and transposed in
+  // half: no cast to f32 and back (the same bits), and a Transpose of half the bytes.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {4, 5}});
+  ir::Value* w = g.add_parameter("w", test::random_normal({5, 6}, 6));
+  ir::Value* v = g.add_parameter("v", test::random_normal({3, 2}, 7));
+  ir::Value* a = g.add_node(ir::OpKind::MatMul, {x, w}, {}, {"a"})->outputs[0];
+  Attrs shape, perm;
+  shape.set("shape", std::vector<int64_t>{4, 2, 3});
+  perm.set("perm", std::vector<int64_t>{1, 0, 2});
+  ir::Value* heads = g.add_node(ir::OpKind::Reshape, {a}, shape)->outputs[0];
+  ir::Value* t = g.add_node(ir::OpKind::Transpose, {heads}, perm)->outputs[0];
+  g.add_output(g.add_node(ir::OpKind::MatMul, {t, v}, {}, {"out"})->outputs[0]);
+  passes::MixedPrecision pass(DType::BF16);
+  EXPECT_TRUE(pass.run(g));
+  ir::verify(g);
+  const ir::Node* second = g.find_value("out")->producer->inputs[0]->producer;  // the half MatMul
+  ASSERT_EQ(second->op, ir::OpKind::MatMul);
+  const ir::Node* tr = second->inputs[0]->producer;
+  ASSERT_EQ(tr->op, ir::OpKind::Transpose);
+  EXPECT_EQ(tr->outputs[0]->type, (TensorType{DType::BF16, {2, 4, 3}}));
+  const ir::Node* rs = tr->inputs[0]->producer;
+  ASSERT_EQ(rs->op, ir::OpKind::Reshape);
+  const ir::Node* first = rs->inputs[0]->producer;
+  ASSERT_EQ(first->op, ir::OpKind::MatMul) << "the Reshape reads the first MatMul's half result";
+  EXPECT_EQ(first->outputs[0]->type.dtype, DType::BF16);
+  EXPECT_EQ(pass.stats().at("round_trips_skipped"), 1);
+  EXPECT_EQ(pass.stats().at("reshapes_in_half"), 1);
+  EXPECT_EQ(pass.stats().at("transposes_in_half"), 1);
+  EXPECT_EQ(pass.stats().at("casts_to_half"), 3);  // x, w and v
 }
 
 TEST(MixedPrecision, UnknownPrecisionIsAnError) {
