@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "dlc/error.h"
@@ -63,6 +64,8 @@ class HalfValues {
     }
     return half_of_[v] = h;
   }
+  // Drops `v`'s entry before `v` is removed from the graph.
+  void forget(ir::Value* v) { half_of_.erase(v); }
   int64_t casts() const { return casts_; }
   int64_t round_trips() const { return round_trips_; }
   int64_t transposes() const { return moved_[0]; }
@@ -74,6 +77,39 @@ class HalfValues {
   std::map<ir::Value*, ir::Value*> half_of_;
   int64_t casts_ = 0, round_trips_ = 0, moved_[2] = {0, 0};
 };
+
+bool is_cast_to(const ir::Node* n, DType t) {
+  return n->op == ir::OpKind::Cast && n->outputs[0]->type.dtype == t;
+}
+
+// A Softmax whose f32 result only half ops read (through casts to the half type: attention's
+// probabilities, read by the MatMul with the values) runs in half: half scores in, half
+// probabilities out, f32 inside the kernel. The probabilities were rounded for that MatMul
+// anyway; what changes is that the backward reads the rounded ones, and that attention's largest
+// tensor moves in half the bytes (and is saved for the backward in half). Returns how many.
+int64_t run_softmaxes_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
+  int64_t count = 0;
+  for (ir::Node* n : g.nodes()) {
+    if (n->op != ir::OpKind::Softmax || n->inputs[0]->type.dtype != DType::F32) continue;
+    ir::Value* y = n->outputs[0];
+    const std::vector<ir::Node*> readers = g.users(y);
+    if (readers.empty() || g.is_output(y) ||
+        !std::all_of(readers.begin(), readers.end(), [&](const ir::Node* r) { return is_cast_to(r, half); }))
+      continue;
+    g.set_insertion_point(n);
+    ir::Value* probabilities = g.add_node(ir::OpKind::Softmax, {half_of.of(n->inputs[0])}, n->attrs,
+                                          {g.unique_value_name(y->name + ".half")}, n->name + ".half")
+                                   ->outputs[0];
+    for (ir::Node* cast : readers) {
+      g.replace_all_uses(cast->outputs[0], probabilities);
+      g.remove_node(cast);
+    }
+    half_of.forget(y);
+    g.remove_node(n);
+    ++count;
+  }
+  return count;
+}
 
 }  // namespace
 
@@ -106,6 +142,7 @@ bool MixedPrecision::run(ir::Graph& g) {
     g.rename_value(wide, out_name);  // a graph output keeps its name
     ++ops;
   }
+  const int64_t softmaxes = run_softmaxes_in_half(g, half_of, half_);
   g.clear_insertion_point();
   if (half_ == DType::F16) add_loss_scale(g, initial_loss_scale_);
   stats_["ops_in_half"] = ops;
@@ -113,6 +150,7 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["transposes_in_half"] = half_of.transposes();
   stats_["reshapes_in_half"] = half_of.reshapes();
   stats_["round_trips_skipped"] = half_of.round_trips();
+  stats_["softmax_in_half"] = softmaxes;
   return ops > 0 || half_ == DType::F16;
 }
 

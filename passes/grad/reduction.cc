@@ -62,6 +62,12 @@ void grad_reduce_extremum(GradContext& c) {
   c.set_dx(0, c.mul(hit, c.div(kept(c, c.dy()), ties)));
 }
 
+// The arithmetic of a (log-)softmax gradient runs in f32; a half softmax (mixed precision) gets
+// its half y and dy widened and dx narrowed back, casts that fusion folds into the kernels.
+ir::Value* widened(GradContext& c, ir::Value* v) {
+  return is_half(v->type.dtype) ? c.cast(v, DType::F32) : v;
+}
+
 }  // namespace
 
 void grad_reduce_sum(GradContext& c) { c.set_dx(0, unreduce(c, c.dy())); }
@@ -116,15 +122,18 @@ void grad_reduce_log_sum_exp(GradContext& c) {
 
 void grad_softmax(GradContext& c) {
   // dx = y * (dy - Σ dy·y) along the axis.
-  ir::Value* y = c.y();
-  ir::Value* s = sum_along(c, c.mul(c.dy(), y), softmax_axis(c));
-  c.set_dx(0, c.mul(y, c.sub(c.dy(), s)));
+  ir::Value* y = widened(c, c.y());
+  ir::Value* dy = widened(c, c.dy());
+  ir::Value* s = sum_along(c, c.mul(dy, y), softmax_axis(c));
+  c.set_dx(0, c.cast(c.mul(y, c.sub(dy, s)), c.y()->type.dtype));
 }
 
 void grad_log_softmax(GradContext& c) {
   // dx = dy - exp(y) * Σ dy along the axis.
-  ir::Value* s = sum_along(c, c.dy(), softmax_axis(c));
-  c.set_dx(0, c.sub(c.dy(), c.mul(c.emit(OpKind::Exp, {c.y()}), s)));
+  ir::Value* dy = widened(c, c.dy());
+  ir::Value* s = sum_along(c, dy, softmax_axis(c));
+  ir::Value* dx = c.sub(dy, c.mul(c.emit(OpKind::Exp, {widened(c, c.y())}), s));
+  c.set_dx(0, c.cast(dx, c.y()->type.dtype));
 }
 
 void grad_cum_sum(GradContext& c) {

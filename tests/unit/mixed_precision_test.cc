@@ -1,6 +1,6 @@
-// Mixed precision (passes/mixed_precision.h): where the pass puts its casts (MatMul in half,
-// softmax and normalization left in f32, parameters still f32), that fp32 changes nothing, and
-// that bf16 and fp16 training of the parity models (tests/parity/data) tracks fp32: the loss of
+// Mixed precision (passes/mixed_precision.h): where the pass puts its casts (MatMul in half, a
+// softmax in half only between half ops, normalization left in f32, parameters still f32), that fp32 changes
+// nothing, and that bf16 and fp16 training of the parity models (tests/parity/data) tracks fp32: the loss of
 // each of 30 steps within a few percent (printed side by side); and that an fp16 step skipped
 // for an overflow (in the gradients or the loss) changes no parameter and is no Adam step.
 #include <gtest/gtest.h>
@@ -171,6 +171,36 @@ TEST(MixedPrecision, HalfResultsReachTheNextHalfMatMulWithoutF32) {
   EXPECT_EQ(pass.stats().at("reshapes_in_half"), 1);
   EXPECT_EQ(pass.stats().at("transposes_in_half"), 1);
   EXPECT_EQ(pass.stats().at("casts_to_half"), 3);  // x, w and v
+}
+
+TEST(MixedPrecision, SoftmaxReadOnlyByHalfOpsRunsInHalf) {
+  // Attention's probabilities: MatMul -> Softmax -> MatMul. The Softmax reads the first MatMul's
+  // half result and gives the second its half probabilities; a Softmax that is a graph output
+  // (matmul_norm_softmax above) stays f32.
+  ir::Graph g;
+  ir::Value* q = g.add_input("q", TensorType{DType::F32, {4, 3}});
+  ir::Value* k = g.add_parameter("k", test::random_normal({3, 4}, 8));
+  ir::Value* v = g.add_parameter("v", test::random_normal({4, 2}, 9));
+  ir::Value* scores = g.add_node(ir::OpKind::MatMul, {q, k})->outputs[0];
+  ir::Value* p = g.add_node(ir::OpKind::Softmax, {scores}, {}, {"p"})->outputs[0];
+  g.add_output(g.add_node(ir::OpKind::MatMul, {p, v}, {}, {"out"})->outputs[0]);
+  passes::MixedPrecision pass(DType::F16);
+  EXPECT_TRUE(pass.run(g));
+  ir::verify(g);
+  EXPECT_EQ(pass.stats().at("softmax_in_half"), 1);
+  const ir::Node* softmax = only_node(g, ir::OpKind::Softmax);
+  EXPECT_EQ(softmax->inputs[0]->type.dtype, DType::F16);
+  EXPECT_EQ(softmax->inputs[0]->producer->op, ir::OpKind::MatMul);
+  EXPECT_EQ(softmax->outputs[0]->type.dtype, DType::F16);
+  const std::vector<ir::Node*> readers = g.users(softmax->outputs[0]);
+  ASSERT_EQ(readers.size(), 1u);
+  EXPECT_EQ(readers[0]->op, ir::OpKind::MatMul);
+  EXPECT_EQ(g.find_value("p"), nullptr) << "the f32 Softmax is gone";
+
+  auto g2 = matmul_norm_softmax();
+  passes::MixedPrecision pass2(DType::F16);
+  pass2.run(*g2);
+  EXPECT_EQ(pass2.stats().at("softmax_in_half"), 0);
 }
 
 TEST(MixedPrecision, UnknownPrecisionIsAnError) {

@@ -404,7 +404,14 @@ void kernel_CumSum(KernelContext& ctx) {
   });
 }
 
-void kernel_Softmax(KernelContext& ctx) { softmax<false>(ctx); }
-void kernel_LogSoftmax(KernelContext& ctx) { softmax<true>(ctx); }
+// Mixed precision runs a Softmax whose result feeds only half MatMuls in half (f32 inside).
+void kernel_Softmax(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_Softmax)) return;
+  softmax<false>(ctx);
+}
+void kernel_LogSoftmax(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_LogSoftmax)) return;
+  softmax<true>(ctx);
+}
 
 }  // namespace dlc::cpu
