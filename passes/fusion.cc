@@ -11,6 +11,7 @@
 #include "passes/epilogue_fusion.h"
 #include "passes/optimizer_fusion.h"
 #include "passes/reduce_fusion.h"
+#include "passes/rematerialize.h"
 #include "passes/value_takeover.h"
 
 namespace dlc::passes {
@@ -264,12 +265,15 @@ bool Fusion::run(ir::Graph& g) {
   fuser.group();
   const auto [groups, nodes] = fuser.rewrite();
   const int64_t casts_removed = fuser.remove_recast_casts();
+  const RematerializeCounts remat = rematerialize(g);
   const int64_t reductions = fuse_reductions(g);
   const int64_t updates_merged = fuse_optimizer_updates(g);
   stats_ = {{"casts_recast", fuser.recasts()},
             {"casts_removed", casts_removed},
             {"groups", groups},
             {"nodes_fused", nodes},
+            {"producers_merged", remat.producers_merged},
+            {"values_recomputed", remat.values_recomputed},
             {"reductions_fused", reductions},
             {"optimizer_updates_merged", updates_merged}};
   stats_["matmul_operand_transposes"] = epi.operand_transposes;
@@ -283,7 +287,8 @@ bool Fusion::run(ir::Graph& g) {
   stats_["norm_activations"] = epi.norm_activations;
   stats_["norm_relu_grads"] = epi.norm_relu_grads;
   stats_["dead_nodes_removed"] = epi.dead_nodes;
-  return groups > 0 || reductions > 0 || updates_merged > 0 || epi.total() > 0 || epi.dead_nodes > 0;
+  return groups > 0 || reductions > 0 || remat.producers_merged > 0 || remat.values_recomputed > 0 ||
+         updates_merged > 0 || epi.total() > 0 || epi.dead_nodes > 0;
 }
 
 }  // namespace dlc::passes

@@ -24,6 +24,11 @@
 // backward is full of these: the gradient of a half MatMul's result, cast to f32, feeds both a
 // reduction and an elementwise op in softmax's and layer norm's gradients.
 //
+// Then rematerialization (rematerialize.h; stats producers_merged, values_recomputed): a fused
+// kernel that reads another's result of its shape computes it itself — the whole producer when
+// nothing else reads it, one result when what it is made of has fewer bytes (a backward kernel
+// recomputing GELU's f32 intermediates from the half MatMul result and the bias).
+//
 // Then a ReduceSum / ReduceMean of a fused program's f32 result joins the program as one
 // FusedReduce node, which also stores the program's results used elsewhere (reduce_fusion.h;
 // stat reductions_fused).

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dlc/expr_program.h"
+#include "passes/fused_program.h"
 #include "passes/value_takeover.h"
 
 namespace dlc::passes {
@@ -25,15 +26,6 @@ bool reducible(const ir::Node& r) {
   for (size_t i = 1; i < axes.size(); ++i)
     if (axes[i] != axes[i - 1] + 1) return false;
   return true;
-}
-
-// The program of `p` (a FusedElementwise).
-ExprProgram program_of(const ir::Node& p) {
-  std::vector<ExprInput> inputs;
-  for (const ir::Value* v : p.inputs) inputs.push_back({v->name, v->type.dtype, v->type.shape});
-  std::vector<std::string> names;
-  for (const ir::Value* v : p.outputs) names.push_back(v->name);
-  return parse_expr_program(p.attrs.s("program"), std::move(inputs), names);
 }
 
 }  // namespace

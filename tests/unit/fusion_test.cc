@@ -61,9 +61,10 @@ int count(const ir::Graph& g, OpKind op) {
   return n;
 }
 
-// Fuses a copy of the graph `build` makes; expects `groups` fused nodes and the outputs of the
-// unfused graph, bit for bit (with 1 and 2 threads), also after the textual IR and a plan file.
-void check_fusion(const Build& build, int64_t groups) {
+// Fuses a copy of the graph `build` makes; expects `groups` groups, of which `merged` were
+// merged into their reader by rematerialization, and the outputs of the unfused graph, bit for
+// bit (with 1 and 2 threads), also after the textual IR and a plan file.
+void check_fusion(const Build& build, int64_t groups, int64_t merged = 0) {
   ir::Graph plain, fused;
   build(plain);
   build(fused);
@@ -72,7 +73,8 @@ void check_fusion(const Build& build, int64_t groups) {
   ir::verify(fused);
   EXPECT_EQ(fusion.stats().at("groups"), groups) << ir::print_graph(fused);
   // A group may have become a FusedReduce with the reduction of one of its results.
-  EXPECT_EQ(count(fused, OpKind::FusedElementwise) + count(fused, OpKind::FusedReduce), groups);
+  EXPECT_EQ(fusion.stats().at("producers_merged"), merged);
+  EXPECT_EQ(count(fused, OpKind::FusedElementwise) + count(fused, OpKind::FusedReduce), groups - merged);
 
   const std::map<std::string, Tensor> inputs = inputs_for(plain);
   const std::vector<Tensor> want = run_plan(codegen::lower_to_plan(plain), inputs, 1);
@@ -307,6 +309,55 @@ TEST(Fusion, MustNotFire) {
         g.add_output(op(g, OpKind::Neg, {op(g, OpKind::Abs, {i})}));
       },
       0);
+}
+
+// A forward chain on a half operand (bf16 x plus an f32 bias, GELU-like) whose intermediates a
+// later kernel reads after a MatMul of its result: that kernel recomputes them from x and the bias
+// (2 bytes an element and one row) instead of loading them (4 bytes an element each), and the
+// first kernel stores only what the MatMul reads.
+TEST(Fusion, LaterKernelRecomputesIntermediatesFromSmallerOperands) {
+  int64_t recomputed = -1;
+  size_t first_results = 0;
+  const Build build = [](ir::Graph& g) {
+    ir::Value* x = g.add_input("x", {DType::BF16, {6, 8}});
+    ir::Value* b = g.add_input("b", {DType::F32, {8}});
+    ir::Value* w = g.add_input("w", {DType::F32, {8, 8}});
+    ir::Value* a = op(g, OpKind::Add,
+                      {op(g, OpKind::Cast, {x},
+                          [] {
+                            Attrs at;
+                            at.set("to", std::string("f32"));
+                            return at;
+                          }()),
+                       b});
+    ir::Value* e = op(g, OpKind::Erf, {a});
+    ir::Value* m = op(g, OpKind::MatMul, {op(g, OpKind::Mul, {a, e}), w});
+    g.add_output(op(g, OpKind::Mul, {op(g, OpKind::Mul, {m, e}), a}));
+  };
+  check_fusion(build, 2);
+  ir::Graph g;
+  build(g);
+  passes::Fusion fusion;
+  fusion.run(g);
+  recomputed = fusion.stats().at("values_recomputed");
+  for (const ir::Node* n : g.nodes())
+    if (n->op == OpKind::FusedElementwise && first_results == 0) first_results = n->outputs.size();
+  EXPECT_EQ(recomputed, 2) << ir::print_graph(g);
+  EXPECT_EQ(first_results, 1u) << "the first kernel stores only the MatMul's operand\n" << ir::print_graph(g);
+}
+
+// Greedy grouping puts the Mul with the group of its first operand; the group of its second
+// (Exp(Neg(x)), read by that Mul alone) is then merged into it: one kernel.
+TEST(Fusion, GroupReadOnlyByAnotherIsMergedIntoIt) {
+  check_fusion(
+      [](ir::Graph& g) {
+        ir::Value* x = g.add_input("x", {DType::F32, {4, 5}});
+        ir::Value* y = g.add_input("y", {DType::F32, {4, 5}});
+        ir::Value* t = op(g, OpKind::Neg, {op(g, OpKind::Sigmoid, {y})});
+        ir::Value* e = op(g, OpKind::Exp, {op(g, OpKind::Neg, {x})});
+        g.add_output(op(g, OpKind::Mul, {t, e}));
+      },
+      2, 1);
 }
 
 TEST(Fusion, ProgramAttributeFormRoundTripsAndRejectsBadText) {
