@@ -8,6 +8,7 @@
 #include <set>
 
 #include "dlc/expr_program.h"
+#include "passes/cast_outputs.h"
 #include "passes/epilogue_fusion.h"
 #include "passes/optimizer_fusion.h"
 #include "passes/reduce_fusion.h"
@@ -267,6 +268,7 @@ bool Fusion::run(ir::Graph& g) {
   const int64_t casts_removed = fuser.remove_recast_casts();
   const RematerializeCounts remat = rematerialize(g);
   const int64_t reductions = fuse_reductions(g);
+  const int64_t cast_outputs = fold_casts_into_fused_outputs(g);
   const int64_t updates_merged = fuse_optimizer_updates(g);
   stats_ = {{"casts_recast", fuser.recasts()},
             {"casts_removed", casts_removed},
@@ -275,6 +277,7 @@ bool Fusion::run(ir::Graph& g) {
             {"producers_merged", remat.producers_merged},
             {"values_recomputed", remat.values_recomputed},
             {"reductions_fused", reductions},
+            {"cast_outputs", cast_outputs},
             {"optimizer_updates_merged", updates_merged}};
   stats_["matmul_operand_transposes"] = epi.operand_transposes;
   stats_["matmul_result_transposes"] = epi.result_transposes;
@@ -288,7 +291,7 @@ bool Fusion::run(ir::Graph& g) {
   stats_["norm_relu_grads"] = epi.norm_relu_grads;
   stats_["dead_nodes_removed"] = epi.dead_nodes;
   return groups > 0 || reductions > 0 || remat.producers_merged > 0 || remat.values_recomputed > 0 ||
-         updates_merged > 0 || epi.total() > 0 || epi.dead_nodes > 0;
+         cast_outputs > 0 || updates_merged > 0 || epi.total() > 0 || epi.dead_nodes > 0;
 }
 
 }  // namespace dlc::passes

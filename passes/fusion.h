@@ -33,6 +33,9 @@
 // FusedReduce node, which also stores the program's results used elsewhere (reduce_fusion.h;
 // stat reductions_fused).
 //
+// Then a Cast to f16/bf16 of a fused node's stored f32 result becomes one more output of that node
+// (cast_outputs.h; stat cast_outputs), and the f32 result goes when only the Cast read it.
+//
 // The pass also merges the optimizer's per-parameter updates into MultiTensorUpdate nodes
 // (optimizer_fusion.h; stat optimizer_updates_merged).
 #pragma once

@@ -9,7 +9,6 @@
 
 #include "dlc/expr_program.h"
 #include "passes/fused_program.h"
-#include "passes/value_takeover.h"
 
 namespace dlc::passes {
 
@@ -141,30 +140,9 @@ class Rematerializer {
     p.validate();
 
     ir::Node* rebuilt =
-        rebuild(b, operands, p, std::vector<ir::Value*>(b->outputs.begin(), b->outputs.end()));
+        replace_fused_node(g_, b, operands, p, std::vector<ir::Value*>(b->outputs.begin(), b->outputs.end()));
     drop_unread_results(a);
     return rebuilt;
-  }
-
-  // A FusedElementwise in `n`'s place with `operands` and program `p` that takes over `results`
-  // (p's outputs, in order); n goes.
-  ir::Node* rebuild(ir::Node* n, const std::vector<ir::Value*>& operands, const ExprProgram& p,
-                    const std::vector<ir::Value*>& results) {
-    std::vector<std::string> names;
-    std::vector<TensorType> types;
-    for (const ir::Value* v : results) {
-      names.push_back(g_.unique_value_name(v->name + ".remat"));
-      types.push_back(v->type);
-    }
-    Attrs attrs;
-    attrs.set("program", p.body());
-    g_.set_insertion_point(n);
-    ir::Node* node = g_.add_node_typed(ir::OpKind::FusedElementwise, operands, std::move(attrs), names, types,
-                                       g_.unique_node_name(n->name));
-    g_.clear_insertion_point();
-    take_over_values(node, results);
-    g_.remove_node(n);
-    return node;
   }
 
   // Keeps only the results of `a` that something reads; removes a when none is.
@@ -184,7 +162,7 @@ class Rematerializer {
     }
     ExprProgram p = pa;
     p.outputs = std::move(outputs);
-    rebuild(a, std::vector<ir::Value*>(a->inputs.begin(), a->inputs.end()), p, read);
+    replace_fused_node(g_, a, std::vector<ir::Value*>(a->inputs.begin(), a->inputs.end()), p, read);
   }
 
   ir::Graph& g_;

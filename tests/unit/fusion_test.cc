@@ -573,6 +573,40 @@ TEST(ReduceFusion, GroupsRecastAWideningCastInsteadOfStoringIt) {
       1, 1);
 }
 
+// Mixed precision's bias gradient: dZ (from a half gradient) is summed for the bias and cast to
+// half for the weight gradient's MatMul. The Cast could not join dZ's group (the reduction read
+// dZ first); it becomes the FusedReduce's second output, and dZ is no longer stored in f32.
+TEST(ReduceFusion, HalfCastOfAStoredResultBecomesAnOutput) {
+  const Build build = [](ir::Graph& g) {
+    ir::Value* dy = g.add_input("dy", {DType::BF16, {6, 8}});
+    ir::Value* s = g.add_input("s", {DType::F32, {8}});
+    ir::Value* w = g.add_input("w", {DType::BF16, {8, 3}});
+    const auto cast_to = [](const char* t) {
+      Attrs a;
+      a.set("to", std::string(t));
+      return a;
+    };
+    ir::Value* dz = op(g, OpKind::Mul, {op(g, OpKind::Cast, {dy}, cast_to("f32")), s});
+    Attrs axes;
+    axes.set("axes", std::vector<int64_t>{0});
+    axes.set("keepdims", int64_t(0));
+    g.add_output(op(g, OpKind::ReduceSum, {dz}, axes));
+    g.add_output(op(g, OpKind::MatMul, {op(g, OpKind::Cast, {dz}, cast_to("bf16")), w}));
+  };
+  check_fusion(build, 1);
+  ir::Graph g;
+  build(g);
+  passes::Fusion fusion;
+  fusion.run(g);
+  EXPECT_EQ(fusion.stats().at("cast_outputs"), 1);
+  EXPECT_EQ(count(g, OpKind::Cast), 0) << ir::print_graph(g);
+  for (const ir::Node* n : g.nodes())
+    if (n->op == OpKind::FusedReduce) {
+      ASSERT_EQ(n->outputs.size(), 2u) << ir::print_graph(g);
+      EXPECT_EQ(n->outputs[1]->type.dtype, DType::BF16) << "dZ is stored in half only";
+    }
+}
+
 TEST(ReduceFusion, LeavesAloneWhatItMustNot) {
   // A 16-bit reduction, ReduceMax, axes that are not adjacent (the lone Abs stays as it is).
   check_reduce_fusion(
