@@ -64,6 +64,8 @@ class EpilogueFuser {
     for (ir::Node* n : nodes) {
       if (n->op == OpKind::Mul && fold_scale(n))
         ++c.scales;
+      else if (n->op == OpKind::Cast && fold_half_scale(n))
+        ++c.half_scales;
       else if (n->op == OpKind::Add)
         fold_add(n, &c);
       else if (n->op == OpKind::Relu)
@@ -141,6 +143,31 @@ class EpilogueFuser {
         continue;
       mm->attrs.set("alpha", mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
       absorb(mm, mul);
+      return true;
+    }
+    return false;
+  }
+
+  // Cast_half(Mul(Cast_f32(MatMul_half), k)) -> MatMul_half with alpha *= k (rewrite 3), each
+  // intermediate read only by the next; the MatMul takes over the outer Cast's result.
+  bool fold_half_scale(ir::Node* narrow) {
+    const DType half = narrow->outputs[0]->type.dtype;
+    ir::Node* mul = is_half(half) ? sole_producer(narrow->inputs[0], narrow, {OpKind::Mul}) : nullptr;
+    if (!mul || mul->outputs[0]->type.dtype != DType::F32) return false;
+    for (size_t i = 0; i < 2; ++i) {
+      ir::Node* widen = sole_producer(mul->inputs[i], mul, {OpKind::Cast});
+      ir::Node* mm = widen ? sole_producer(widen->inputs[0], widen, {OpKind::MatMul}) : nullptr;
+      const ir::Value* k = mul->inputs[1 - i];
+      if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
+          mm->outputs[0]->type != narrow->outputs[0]->type || k->role != ir::Role::Constant || !k->data ||
+          k->type.numel() != 1 || !is_floating(k->type.dtype))
+        continue;
+      mm->attrs.set("alpha", mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
+      take_over_values(mm, {narrow->outputs[0]});
+      // The Cast, Mul and Cast now only feed each other: unlinked, then removed.
+      for (ir::Node* dead : {widen, mul, narrow})
+        std::fill(dead->inputs.begin(), dead->inputs.end(), nullptr);
+      for (ir::Node* dead : {widen, mul, narrow}) g_.remove_node(dead);
       return true;
     }
     return false;

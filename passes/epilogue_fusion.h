@@ -9,6 +9,10 @@
 //   2. Transpose(MatMul(a, b)) -> MatMul(b, a) with the flags swapped and toggled ((AB)^T =
 //      B^T A^T), for a last-two-dims swap of a bias-free MatMul result used only there;
 //   3. Mul(MatMul, scalar constant) -> alpha *= the constant, for a bias-free MatMul;
+//      Cast_half(Mul(Cast_f32(MatMul), scalar constant)) -> alpha *= the constant, for a
+//      bias-free half MatMul (mixed precision's attention scores, scaled for the half softmax):
+//      the product is rounded once, scaled, instead of rounded, scaled and rounded again (the same
+//      bits for a power-of-two scale, such as 1/sqrt(64), barring overflow and subnormals);
 //      Add(MatMul, bias) (either order) -> MatMul(…, bias), for a bias of shape [n] or
 //      [1, …, 1, n] along the result's last dim that is available where the MatMul runs;
 //      Add(MatMul, r) -> MatMul(…, bias?, r) for a residual r of the result's type available
@@ -25,14 +29,13 @@
 //      = "relu", for a ReluGrad result used only there: with 4, a Conv -> BatchNormalization ->
 //      Relu block runs as two kernels forward and two backward (cuDNN's BN_ACTIVATION ops).
 // Only direct producer/consumer pairs fold (never across a Cast, so mixed precision's half
-// MatMuls keep their f32 Adds); the folded result has no other user and is not a graph output or
-// state update; operands are rank >= 2 (any rank for a Relu); the folded value is taken over (its
-// name, role and every reference stay), so a `W@grad` gradient produced by a Transpose is then the
-// MatMul's result.
-// f32 results are bit-identical to the unfused ops on the CPU (each epilogue is one f32 operation
-// on the f32 product either way; the CPU kernels add the residual and apply the Relu themselves,
-// since oneDNN's relu post-op turns NaN into 0, runtime/cpu/epilogue.h); a 16-bit result is rounded once
-// instead of per op (so a Relu then sees the f32 value: a negative that rounds to -0 gives +0).
+// MatMuls keep their f32 Adds; the half scale above is the one exception); the folded result has no other
+// user and is not a graph output or state update; operands are rank >= 2 (any rank for a Relu); the folded
+// value is taken over (its name, role and every reference stay), so a `W@grad` gradient produced by a
+// Transpose is then the MatMul's result. f32 results are bit-identical to the unfused ops on the CPU (each
+// epilogue is one f32 operation on the f32 product either way; the CPU kernels add the residual and apply the
+// Relu themselves, since oneDNN's relu post-op turns NaN into 0, runtime/cpu/epilogue.h); a 16-bit result is
+// rounded once instead of per op (so a Relu then sees the f32 value: a negative that rounds to -0 gives +0).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +48,7 @@ struct EpilogueFusionCounts {
   int64_t operand_transposes = 0;  // Transposes of operands removed (rewrite 1)
   int64_t result_transposes = 0;   // Transposes of results removed (rewrite 2)
   int64_t scales = 0;              // Muls folded into alpha
+  int64_t half_scales = 0;         // Muls between mixed precision's casts folded into alpha
   int64_t biases = 0;              // Adds folded into the bias
   int64_t residuals = 0;           // Adds folded into the residual
   int64_t activations = 0;         // Relus folded into a MatMul's activation
@@ -54,7 +58,7 @@ struct EpilogueFusionCounts {
   int64_t norm_relu_grads = 0;     // ReluGrads folded into a BatchNormGrad
   int64_t dead_nodes = 0;          // dead nodes removed first (not in total())
   int64_t total() const {
-    return operand_transposes + result_transposes + scales + biases + residuals + activations +
+    return operand_transposes + result_transposes + scales + half_scales + biases + residuals + activations +
            conv_activations + conv_residuals + norm_activations + norm_relu_grads;
   }
 };

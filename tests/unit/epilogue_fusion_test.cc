@@ -289,6 +289,7 @@ void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   EXPECT_EQ(got.operand_transposes, want.operand_transposes) << text;
   EXPECT_EQ(got.result_transposes, want.result_transposes) << text;
   EXPECT_EQ(got.scales, want.scales) << text;
+  EXPECT_EQ(got.half_scales, want.half_scales) << text;
   EXPECT_EQ(got.biases, want.biases) << text;
   EXPECT_EQ(got.residuals, want.residuals) << text;
   EXPECT_EQ(got.activations, want.activations) << text;
@@ -296,7 +297,8 @@ void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   EXPECT_EQ(got.conv_residuals, want.conv_residuals) << text;
   EXPECT_EQ(got.norm_activations, want.norm_activations) << text;
   EXPECT_EQ(got.norm_relu_grads, want.norm_relu_grads) << text;
-  EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total())) << text;
+  // A half scale takes its two Casts with it.
+  EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total() + 2 * got.half_scales)) << text;
   ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
   for (size_t i = 0; i < plain.outputs().size(); ++i) {
     EXPECT_EQ(fused.outputs()[i]->name, plain.outputs()[i]->name);
@@ -501,6 +503,39 @@ TEST(EpilogueFusion, AllRewritesInHalfPrecision) {
           g.add_output(op(g, OpKind::Add, {y, b}, {}, "y"));
         },
         {.operand_transposes = 1, .scales = 1, .biases = 1});
+}
+
+// Mixed precision's attention scores: Cast(Mul(Cast(MatMul_half to f32), k) to half) is the
+// half MatMul with alpha k (rounded once instead of twice: the same bits for k = 1/8).
+TEST(EpilogueFusion, ScaleBetweenMixedPrecisionCasts) {
+  for (DType t : {DType::F16, DType::BF16})
+    for (double k : {0.125, 0.3})
+      check(
+          [t, k](ir::Graph& g) {
+            ir::Value* a = g.add_input("a", {t, {2, 4, 8}});
+            ir::Value* b = g.add_input("b", {t, {2, 8, 4}});
+            Attrs to_f32, to_half;
+            to_f32.set("to", std::string("f32"));
+            to_half.set("to", std::string(dtype_name(t)));
+            ir::Value* scores = op(g, OpKind::Cast, {op(g, OpKind::MatMul, {a, b})}, to_f32);
+            ir::Value* scaled = op(g, OpKind::Mul, {scores, scalar(g, DType::F32, k)});
+            g.add_output(op(g, OpKind::Cast, {scaled}, to_half, "scaled"));
+          },
+          {.half_scales = 1});
+  // Not when the f32 scores are read elsewhere too.
+  check(
+      [](ir::Graph& g) {
+        ir::Value* a = g.add_input("a", {DType::BF16, {4, 8}});
+        ir::Value* b = g.add_input("b", {DType::BF16, {8, 4}});
+        Attrs to_f32, to_half;
+        to_f32.set("to", std::string("f32"));
+        to_half.set("to", std::string("bf16"));
+        ir::Value* scores = op(g, OpKind::Cast, {op(g, OpKind::MatMul, {a, b})}, to_f32, "scores");
+        g.add_output(
+            op(g, OpKind::Cast, {op(g, OpKind::Mul, {scores, scalar(g, DType::F32, 0.5)})}, to_half));
+        g.add_output(scores);
+      },
+      {});
 }
 
 TEST(EpilogueFusion, MustNotFire) {
