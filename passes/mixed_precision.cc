@@ -8,6 +8,7 @@
 
 #include "dlc/error.h"
 #include "passes/loss_scaling.h"
+#include "passes/value_takeover.h"
 
 namespace dlc::passes {
 
@@ -111,6 +112,40 @@ int64_t run_softmaxes_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
   return count;
 }
 
+// A BatchNormalization of a half op's result (a convolution's, through its widening Cast) runs in
+// half, as autocast runs cuDNN's: half x and y, f32 scale, bias and statistics, f32 inside. Its
+// f32 readers get y widened; the running statistics (state updates) keep their values. Returns
+// how many.
+int64_t run_batch_norms_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
+  int64_t count = 0;
+  for (ir::Node* n : g.nodes()) {
+    if (n->op != ir::OpKind::BatchNormalization || n->inputs[0]->type.dtype != DType::F32) continue;
+    const ir::Node* source = n->inputs[0]->producer;
+    const bool from_half = source && source->op == ir::OpKind::Cast && source->inputs[0]->type.dtype == half;
+    if (!from_half || std::find(n->outputs.begin(), n->outputs.end(), nullptr) != n->outputs.end()) continue;
+    g.set_insertion_point(n);
+    std::vector<ir::Value*> inputs = n->inputs;
+    inputs[0] = half_of.of(inputs[0]);
+    std::vector<std::string> names;
+    for (const ir::Value* v : n->outputs) names.push_back(g.unique_value_name(v->name + ".half"));
+    ir::Node* bn = g.add_node(ir::OpKind::BatchNormalization, inputs, n->attrs, names, n->name + ".half");
+    ir::Value* y = n->outputs[0];
+    const std::string y_name = y->name;
+    ir::Value* wide = g.add_node(ir::OpKind::Cast, {bn->outputs[0]}, cast_to(DType::F32),
+                                 {g.unique_value_name(y_name + ".f32")}, n->name + ".to_f32")
+                          ->outputs[0];
+    g.replace_all_uses(y, wide);
+    std::vector<ir::Value*> statistics(n->outputs.begin(), n->outputs.end());
+    statistics[0] = nullptr;
+    take_over_values(bn, statistics);
+    half_of.forget(y);
+    g.remove_node(n);
+    g.rename_value(wide, y_name);
+    ++count;
+  }
+  return count;
+}
+
 }  // namespace
 
 DType parse_precision(const std::string& precision) {
@@ -143,6 +178,7 @@ bool MixedPrecision::run(ir::Graph& g) {
     ++ops;
   }
   const int64_t softmaxes = run_softmaxes_in_half(g, half_of, half_);
+  const int64_t batch_norms = run_batch_norms_in_half(g, half_of, half_);
   g.clear_insertion_point();
   if (half_ == DType::F16) add_loss_scale(g, initial_loss_scale_);
   stats_["ops_in_half"] = ops;
@@ -151,6 +187,7 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["reshapes_in_half"] = half_of.reshapes();
   stats_["round_trips_skipped"] = half_of.round_trips();
   stats_["softmax_in_half"] = softmaxes;
+  stats_["batch_norms_in_half"] = batch_norms;
   return ops > 0 || half_ == DType::F16;
 }
 

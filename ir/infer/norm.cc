@@ -13,13 +13,19 @@ const TensorType& float_input(const InferContext& ctx, int i, const char* what) 
 }
 
 // Per-channel operands (scale, bias, mean, var) of X [N, C, ...]: f[C] of X's dtype.
-void check_channel_inputs(const InferContext& ctx, const TensorType& x, int first, int last) {
+// The per-channel inputs `first`..`last` of a normalization of x [N, C, ...]: [C], of x's dtype,
+// or f32 with 16-bit x (mixed precision's batch norm, as cuDNN takes it: half data, f32
+// parameters and statistics) when `f32_with_half` — then all of them f32.
+void check_channel_inputs(const InferContext& ctx, const TensorType& x, int first, int last,
+                          bool f32_with_half = false) {
   static const char* const kNames[] = {"X", "scale", "B", "mean", "var"};
   if (x.shape.size() < 2) ctx.fail("X must have rank >= 2 ([N, C, ...]), got {}", x.str());
+  const DType want =
+      f32_with_half && is_half(x.dtype) && ctx.input(first).dtype == DType::F32 ? DType::F32 : x.dtype;
   for (int i = first; i <= last; ++i) {
     const TensorType& t = ctx.input(i);
-    if (t.dtype != x.dtype || t.shape != Shape{x.shape[1]})
-      ctx.fail("{} must be {}[{}] like X {}, got {}", kNames[i], dtype_name(x.dtype), x.shape[1], x.str(),
+    if (t.dtype != want || t.shape != Shape{x.shape[1]})
+      ctx.fail("{} must be {}[{}] like X {}, got {}", kNames[i], dtype_name(want), x.shape[1], x.str(),
                t.str());
   }
 }
@@ -52,7 +58,7 @@ void infer_loss(InferContext& ctx) {
 
 void infer_BatchNormalization(InferContext& ctx) {
   const TensorType& x = float_input(ctx, 0, "X");
-  check_channel_inputs(ctx, x, 1, 4);
+  check_channel_inputs(ctx, x, 1, 4, /*f32_with_half=*/true);
   const bool training = ctx.attrs().i("training_mode", 0) != 0;
   if (ctx.num_outputs() > 1 && !training) ctx.fail("running_mean/running_var outputs need training_mode=1");
   check_activation(ctx);

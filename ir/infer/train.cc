@@ -44,7 +44,9 @@ void infer_MaxPoolGrad(InferContext& ctx) { ctx.outputs[0] = ctx.input(1); }
 void infer_BatchNormGrad(InferContext& ctx) {
   same_type(ctx, 0, 1, "dy and x");
   const TensorType& x = ctx.input(1);
-  if (x.rank() < 2 || ctx.input(2) != TensorType{x.dtype, {x.shape[1]}})
+  // The scale has x's dtype, or f32 with 16-bit x (mixed precision's batch norm).
+  const DType scale_dtype = is_half(x.dtype) && ctx.input(2).dtype == DType::F32 ? DType::F32 : x.dtype;
+  if (x.rank() < 2 || ctx.input(2) != TensorType{scale_dtype, {x.shape[1]}})
     ctx.fail("scale {} must be [C] of x {}", ctx.input(2).str(), x.str());
   check_activation(ctx);
   if (ctx.attrs().has("activation") != ctx.has_input(3))

@@ -1,8 +1,9 @@
 // Mixed precision (passes/mixed_precision.h): where the pass puts its casts (MatMul in half, a
-// softmax in half only between half ops, normalization left in f32, parameters still f32), that fp32 changes
-// nothing, and that bf16 and fp16 training of the parity models (tests/parity/data) tracks fp32: the loss of
-// each of 30 steps within a few percent (printed side by side); and that an fp16 step skipped
-// for an overflow (in the gradients or the loss) changes no parameter and is no Adam step.
+// softmax in half only between half ops, a batch norm of a half convolution in half, normalization left in
+// f32, parameters still f32), that fp32 changes nothing, and that bf16 and fp16 training of the parity models
+// (tests/parity/data) tracks fp32: the loss of each of 30 steps within a few percent (printed side by side);
+// and that an fp16 step skipped for an overflow (in the gradients or the loss) changes no parameter and is no
+// Adam step.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -254,6 +255,42 @@ std::vector<float> train_losses(const std::string& model, const std::string& pre
   for (int k = 0; k < steps; ++k) losses.push_back(run_parity_step(*session, data, k + 1));
   if (precision == "fp16") *loss_scale = *session->read_state(passes::kLossScale).data<float>();
   return losses;
+}
+
+TEST(MixedPrecision, BatchNormOfAHalfConvolutionRunsInHalf) {
+  // The parity CNN's Conv -> BatchNormalization: the batch norm reads the convolution's half
+  // result and keeps f32 parameters and running statistics (cuDNN's mixed batch norm); its
+  // gradient has half dy, x and dx and f32 parameter gradients.
+  for (const char* precision : {"bf16", "fp16"}) {
+    driver::TrainCompileOptions options;
+    options.compile.import.batch = 8;
+    options.precision = precision;
+    const driver::Compiled c = driver::compile_training(test::parity_dir("cnn") + "/model.onnx", options);
+    const DType half = passes::parse_precision(precision);
+    int64_t in_half = -1;
+    for (const passes::PassRecord& r : c.passes)
+      if (r.name == "mixed-precision") in_half = r.stats.at("batch_norms_in_half");
+    EXPECT_GT(in_half, 0) << precision;
+    int forward = 0, backward = 0;
+    for (const ir::Node* n : c.graph->nodes()) {
+      if (n->op == ir::OpKind::BatchNormalization) {
+        ++forward;
+        EXPECT_EQ(n->inputs[0]->type.dtype, half) << n->name;
+        EXPECT_EQ(n->outputs[0]->type.dtype, half) << n->name;
+        for (size_t i = 1; i < n->inputs.size(); ++i)
+          EXPECT_EQ(n->inputs[i]->type.dtype, DType::F32) << n->name;
+        for (size_t o = 1; o < n->outputs.size(); ++o)
+          EXPECT_EQ(n->outputs[o]->type.dtype, DType::F32) << n->name;
+      } else if (n->op == ir::OpKind::BatchNormGrad) {
+        ++backward;
+        EXPECT_EQ(n->inputs[0]->type.dtype, half) << n->name;
+        EXPECT_EQ(n->outputs[0]->type.dtype, half) << n->name;
+        EXPECT_EQ(n->outputs[1]->type.dtype, DType::F32) << n->name;
+      }
+    }
+    EXPECT_EQ(forward, in_half) << precision;
+    EXPECT_EQ(backward, in_half) << precision;
+  }
 }
 
 class MixedPrecisionTraining : public testing::TestWithParam<std::string> {};

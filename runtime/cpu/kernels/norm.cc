@@ -12,6 +12,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/philox.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -247,6 +248,10 @@ void softmax_cross_entropy(KernelContext& ctx) {
 }  // namespace
 
 void kernel_BatchNormalization(KernelContext& ctx) {
+  // Mixed precision's half data with f32 parameters and statistics: computed in f32.
+  if (is_half(ctx.inputs[0].dtype) && ctx.inputs[1].dtype == DType::F32 &&
+      run_widened(ctx, kernel_BatchNormalization))
+    return;
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { batch_norm<typename decltype(tag)::type>(ctx); });
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -95,6 +96,7 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
 // mask inside the loops below, which also widen to double, keeps them from vectorizing (GCC
 // leaves the select a branch) and made the kernel 3 to 4 times slower.
 void kernel_BatchNormGrad(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_BatchNormGrad)) return;  // mixed precision's half dy, x (and y)
   require_f32(ctx);
   const float* dy = ctx.inputs[0].as<float>();
   const float* x = ctx.inputs[1].as<float>();
