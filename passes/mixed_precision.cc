@@ -22,6 +22,12 @@ bool runs_in_half(const ir::Node& n) {
   return n.outputs[0]->type.dtype == DType::F32;
 }
 
+// Whether `v` is a Cast of a `half` value to f32.
+bool widened_from(const ir::Value* v, DType half) {
+  const ir::Node* p = v->producer;
+  return p && p->op == ir::OpKind::Cast && p->inputs[0]->type.dtype == half && v->type.dtype == DType::F32;
+}
+
 // A Transpose or Reshape: the result holds the operand's elements, moved.
 bool moves_elements_only(const ir::Node& n) {
   return (n.op == ir::OpKind::Transpose || n.op == ir::OpKind::Reshape) && n.inputs.size() == 1;
@@ -49,9 +55,17 @@ class HalfValues {
     if (ir::Value* h = half_of_[v]) return h;
     const ir::Node* p = v->producer;
     ir::Value* h = nullptr;
-    if (p && p->op == ir::OpKind::Cast && p->inputs[0]->type.dtype == half_) {
+    if (widened_from(v, half_)) {
       h = p->inputs[0];
       ++round_trips_;
+    } else if (p && p->op == ir::OpKind::Relu && widened_from(p->inputs[0], half_)) {
+      // Relu of a widened half value: the Relu of the half value (the same numbers; only a
+      // negative that rounds to -0 keeps its sign), so a batch norm's Relu stays in half and
+      // epilogue fusion can fold it into the batch norm.
+      h = g_.add_node(ir::OpKind::Relu, {of(p->inputs[0])}, p->attrs,
+                      {g_.unique_value_name(v->name + ".half")}, p->name + ".half")
+              ->outputs[0];
+      ++relus_;
     } else if (p && moves_elements_only(*p) && p->inputs[0]->type.dtype == DType::F32) {
       h = g_.add_node(p->op, {of(p->inputs[0])}, p->attrs, {g_.unique_value_name(v->name + ".half")},
                       p->name + ".half")
@@ -71,12 +85,13 @@ class HalfValues {
   int64_t round_trips() const { return round_trips_; }
   int64_t transposes() const { return moved_[0]; }
   int64_t reshapes() const { return moved_[1]; }
+  int64_t relus() const { return relus_; }
 
  private:
   ir::Graph& g_;
   DType half_;
   std::map<ir::Value*, ir::Value*> half_of_;
-  int64_t casts_ = 0, round_trips_ = 0, moved_[2] = {0, 0};
+  int64_t casts_ = 0, round_trips_ = 0, relus_ = 0, moved_[2] = {0, 0};
 };
 
 bool is_cast_to(const ir::Node* n, DType t) {
@@ -115,35 +130,30 @@ int64_t run_softmaxes_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
 // A BatchNormalization of a half op's result (a convolution's, through its widening Cast) runs in
 // half, as autocast runs cuDNN's: half x and y, f32 scale, bias and statistics, f32 inside. Its
 // f32 readers get y widened; the running statistics (state updates) keep their values. Returns
-// how many.
-int64_t run_batch_norms_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
-  int64_t count = 0;
-  for (ir::Node* n : g.nodes()) {
-    if (n->op != ir::OpKind::BatchNormalization || n->inputs[0]->type.dtype != DType::F32) continue;
-    const ir::Node* source = n->inputs[0]->producer;
-    const bool from_half = source && source->op == ir::OpKind::Cast && source->inputs[0]->type.dtype == half;
-    if (!from_half || std::find(n->outputs.begin(), n->outputs.end(), nullptr) != n->outputs.end()) continue;
-    g.set_insertion_point(n);
-    std::vector<ir::Value*> inputs = n->inputs;
-    inputs[0] = half_of.of(inputs[0]);
-    std::vector<std::string> names;
-    for (const ir::Value* v : n->outputs) names.push_back(g.unique_value_name(v->name + ".half"));
-    ir::Node* bn = g.add_node(ir::OpKind::BatchNormalization, inputs, n->attrs, names, n->name + ".half");
-    ir::Value* y = n->outputs[0];
-    const std::string y_name = y->name;
-    ir::Value* wide = g.add_node(ir::OpKind::Cast, {bn->outputs[0]}, cast_to(DType::F32),
-                                 {g.unique_value_name(y_name + ".f32")}, n->name + ".to_f32")
-                          ->outputs[0];
-    g.replace_all_uses(y, wide);
-    std::vector<ir::Value*> statistics(n->outputs.begin(), n->outputs.end());
-    statistics[0] = nullptr;
-    take_over_values(bn, statistics);
-    half_of.forget(y);
-    g.remove_node(n);
-    g.rename_value(wide, y_name);
-    ++count;
-  }
-  return count;
+// whether `n` was such a batch norm (and is gone).
+bool run_batch_norm_in_half(ir::Graph& g, ir::Node* n, HalfValues& half_of, DType half) {
+  if (n->op != ir::OpKind::BatchNormalization || !widened_from(n->inputs[0], half) ||
+      std::find(n->outputs.begin(), n->outputs.end(), nullptr) != n->outputs.end())
+    return false;
+  g.set_insertion_point(n);
+  std::vector<ir::Value*> inputs = n->inputs;
+  inputs[0] = half_of.of(inputs[0]);
+  std::vector<std::string> names;
+  for (const ir::Value* v : n->outputs) names.push_back(g.unique_value_name(v->name + ".half"));
+  ir::Node* bn = g.add_node(ir::OpKind::BatchNormalization, inputs, n->attrs, names, n->name + ".half");
+  ir::Value* y = n->outputs[0];
+  const std::string y_name = y->name;
+  ir::Value* wide = g.add_node(ir::OpKind::Cast, {bn->outputs[0]}, cast_to(DType::F32),
+                               {g.unique_value_name(y_name + ".f32")}, n->name + ".to_f32")
+                        ->outputs[0];
+  g.replace_all_uses(y, wide);
+  std::vector<ir::Value*> statistics(n->outputs.begin(), n->outputs.end());
+  statistics[0] = nullptr;
+  take_over_values(bn, statistics);
+  half_of.forget(y);
+  g.remove_node(n);
+  g.rename_value(wide, y_name);
+  return true;
 }
 
 }  // namespace
@@ -158,8 +168,13 @@ DType parse_precision(const std::string& precision) {
 bool MixedPrecision::run(ir::Graph& g) {
   if (half_ == DType::F32) return false;
   HalfValues half_of(g, half_);
-  int64_t ops = 0;
+  int64_t ops = 0, batch_norms = 0;
+  // In schedule order, so a convolution reading a batch norm's (Relu's) result sees it in half.
   for (ir::Node* n : g.nodes()) {
+    if (run_batch_norm_in_half(g, n, half_of, half_)) {
+      ++batch_norms;
+      continue;
+    }
     if (!runs_in_half(*n)) continue;
     g.set_insertion_point(n);
     std::vector<ir::Value*> inputs;
@@ -178,7 +193,6 @@ bool MixedPrecision::run(ir::Graph& g) {
     ++ops;
   }
   const int64_t softmaxes = run_softmaxes_in_half(g, half_of, half_);
-  const int64_t batch_norms = run_batch_norms_in_half(g, half_of, half_);
   g.clear_insertion_point();
   if (half_ == DType::F16) add_loss_scale(g, initial_loss_scale_);
   stats_["ops_in_half"] = ops;
@@ -188,6 +202,7 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["round_trips_skipped"] = half_of.round_trips();
   stats_["softmax_in_half"] = softmaxes;
   stats_["batch_norms_in_half"] = batch_norms;
+  stats_["relus_in_half"] = half_of.relus();
   return ops > 0 || half_ == DType::F16;
 }
 

@@ -4,6 +4,7 @@
 // (tests/parity/data) tracks fp32: the loss of each of 30 steps within a few percent (printed side by side);
 // and that an fp16 step skipped for an overflow (in the gradients or the loss) changes no parameter and is no
 // Adam step.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "dlc/session.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/fusion.h"
 #include "passes/loss_scaling.h"
 #include "passes/mixed_precision.h"
 #include "passes/optimizer.h"
@@ -291,6 +293,36 @@ TEST(MixedPrecision, BatchNormOfAHalfConvolutionRunsInHalf) {
     EXPECT_EQ(forward, in_half) << precision;
     EXPECT_EQ(backward, in_half) << precision;
   }
+}
+
+TEST(MixedPrecision, ReluBetweenHalfBatchNormAndConvolutionRunsInHalf) {
+  // Conv -> BatchNormalization -> Relu -> Conv (ResNet's blocks): the Relu reads the batch norm's
+  // half result and gives the second convolution its half operand; epilogue fusion then folds it
+  // into the batch norm.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {2, 3, 6, 6}});
+  ir::Value* w1 = g.add_parameter("w1", test::random_normal({4, 3, 3, 3}, 10));
+  ir::Value* w2 = g.add_parameter("w2", test::random_normal({2, 4, 3, 3}, 11));
+  std::vector<ir::Value*> bn_inputs = {g.add_node(ir::OpKind::Conv, {x, w1})->outputs[0]};
+  for (uint32_t i = 0; i < 4; ++i)
+    bn_inputs.push_back(g.add_parameter(fmt::format("bn{}", i), test::random_normal({4}, 12 + i)));
+  ir::Value* y = g.add_node(ir::OpKind::BatchNormalization, bn_inputs)->outputs[0];
+  ir::Value* r = g.add_node(ir::OpKind::Relu, {y})->outputs[0];
+  g.add_output(g.add_node(ir::OpKind::Conv, {r, w2}, {}, {"out"})->outputs[0]);
+  passes::MixedPrecision pass(DType::BF16);
+  EXPECT_TRUE(pass.run(g));
+  ir::verify(g);
+  EXPECT_EQ(pass.stats().at("batch_norms_in_half"), 1);
+  EXPECT_EQ(pass.stats().at("relus_in_half"), 1);
+  g.remove_dead_nodes();  // the f32 Relu, left for dead-code elimination
+  const ir::Node* relu = only_node(g, ir::OpKind::Relu);
+  EXPECT_EQ(relu->inputs[0]->producer->op, ir::OpKind::BatchNormalization);
+  EXPECT_EQ(relu->outputs[0]->type.dtype, DType::BF16);
+  EXPECT_EQ(g.users(relu->outputs[0]).at(0)->op, ir::OpKind::Conv);
+  passes::Fusion fusion;
+  fusion.run(g);
+  EXPECT_EQ(only_node(g, ir::OpKind::BatchNormalization)->attrs.s("activation", ""), "relu")
+      << ir::print_graph(g);
 }
 
 class MixedPrecisionTraining : public testing::TestWithParam<std::string> {};
