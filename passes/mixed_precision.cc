@@ -28,6 +28,23 @@ bool widened_from(const ir::Value* v, DType half) {
   return p && p->op == ir::OpKind::Cast && p->inputs[0]->type.dtype == half && v->type.dtype == DType::F32;
 }
 
+// A Relu, MaxPool (without indices) or AveragePool: one operand, one result, computed in f32
+// from a half operand and rounded (runtime/cpu/widen.h; cuDNN's half pooling).
+bool runs_in_half_on_widened(const ir::Node& n) {
+  return (n.op == ir::OpKind::Relu || n.op == ir::OpKind::MaxPool || n.op == ir::OpKind::AveragePool) &&
+         n.inputs.size() == 1 &&
+         std::count_if(n.outputs.begin(), n.outputs.end(), [](const ir::Value* v) { return v != nullptr; }) ==
+             1;
+}
+
+// Whether `v` is a widened half value, or a Relu or pooling of one (ResNet's stem: the batch
+// norm's half result, its Relu, the max pool).
+bool has_half_source(const ir::Value* v, DType half) {
+  if (widened_from(v, half)) return true;
+  const ir::Node* p = v->producer;
+  return p && runs_in_half_on_widened(*p) && has_half_source(p->inputs[0], half);
+}
+
 // A Transpose or Reshape: the result holds the operand's elements, moved.
 bool moves_elements_only(const ir::Node& n) {
   return (n.op == ir::OpKind::Transpose || n.op == ir::OpKind::Reshape) && n.inputs.size() == 1;
@@ -58,14 +75,15 @@ class HalfValues {
     if (widened_from(v, half_)) {
       h = p->inputs[0];
       ++round_trips_;
-    } else if (p && p->op == ir::OpKind::Relu && widened_from(p->inputs[0], half_)) {
-      // Relu of a widened half value: the Relu of the half value (the same numbers; only a
-      // negative that rounds to -0 keeps its sign), so a batch norm's Relu stays in half and
-      // epilogue fusion can fold it into the batch norm.
-      h = g_.add_node(ir::OpKind::Relu, {of(p->inputs[0])}, p->attrs,
-                      {g_.unique_value_name(v->name + ".half")}, p->name + ".half")
+    } else if (p && runs_in_half_on_widened(*p) && has_half_source(p->inputs[0], half_)) {
+      // A Relu or pooling of a widened half value: the same op on the half value (f32 inside, the
+      // result rounded: the same numbers; a Relu of a negative that rounds to -0 keeps the sign),
+      // so a batch norm's Relu stays in half (epilogue fusion folds it in) and ResNet's stem
+      // pools in half.
+      h = g_.add_node(p->op, {of(p->inputs[0])}, p->attrs, {g_.unique_value_name(v->name + ".half")},
+                      p->name + ".half")
               ->outputs[0];
-      ++relus_;
+      ++(p->op == ir::OpKind::Relu ? relus_ : pools_);
     } else if (p && moves_elements_only(*p) && p->inputs[0]->type.dtype == DType::F32) {
       h = g_.add_node(p->op, {of(p->inputs[0])}, p->attrs, {g_.unique_value_name(v->name + ".half")},
                       p->name + ".half")
@@ -86,12 +104,13 @@ class HalfValues {
   int64_t transposes() const { return moved_[0]; }
   int64_t reshapes() const { return moved_[1]; }
   int64_t relus() const { return relus_; }
+  int64_t pools() const { return pools_; }
 
  private:
   ir::Graph& g_;
   DType half_;
   std::map<ir::Value*, ir::Value*> half_of_;
-  int64_t casts_ = 0, round_trips_ = 0, relus_ = 0, moved_[2] = {0, 0};
+  int64_t casts_ = 0, round_trips_ = 0, relus_ = 0, pools_ = 0, moved_[2] = {0, 0};
 };
 
 bool is_cast_to(const ir::Node* n, DType t) {
@@ -203,6 +222,7 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["softmax_in_half"] = softmaxes;
   stats_["batch_norms_in_half"] = batch_norms;
   stats_["relus_in_half"] = half_of.relus();
+  stats_["pools_in_half"] = half_of.pools();
   return ops > 0 || half_ == DType::F16;
 }
 

@@ -4,8 +4,9 @@
 // stays f32, and so do the parameters (f32 master weights: a weight is cast where a half op
 // reads it) and the optimizer state; except a BatchNormalization of a half convolution's result
 // (stat batch_norms_in_half), which runs as autocast runs cuDNN's: half x and y, f32 parameters
-// and statistics (a Relu of its result that a half op reads runs on the half result: stat
-// relus_in_half; epilogue fusion then folds it into the batch norm); and a Softmax whose result only half ops
+// and statistics (a Relu, MaxPool or AveragePool of its result that a half op reads runs on the
+// half result: stats relus_in_half, pools_in_half; epilogue fusion then folds the Relu into the
+// batch norm); and a Softmax whose result only half ops
 // read (attention's probabilities: stat softmax_in_half), which runs in half (f32 inside its kernel; its
 // backward then reads the rounded probabilities, where autocast keeps them f32). The pass runs before
 // autodiff, so the backward follows: a Cast's gradient is the cast back, so MatMul/convolution gradients are

@@ -295,10 +295,10 @@ TEST(MixedPrecision, BatchNormOfAHalfConvolutionRunsInHalf) {
   }
 }
 
-TEST(MixedPrecision, ReluBetweenHalfBatchNormAndConvolutionRunsInHalf) {
-  // Conv -> BatchNormalization -> Relu -> Conv (ResNet's blocks): the Relu reads the batch norm's
-  // half result and gives the second convolution its half operand; epilogue fusion then folds it
-  // into the batch norm.
+TEST(MixedPrecision, ReluAndPoolBetweenHalfBatchNormAndConvolutionRunInHalf) {
+  // Conv -> BatchNormalization -> Relu -> MaxPool -> Conv (ResNet's stem): the Relu reads the
+  // batch norm's half result and the max pool the Relu's, which gives the second convolution its
+  // half operand; epilogue fusion then folds the Relu into the batch norm.
   ir::Graph g;
   ir::Value* x = g.add_input("x", TensorType{DType::F32, {2, 3, 6, 6}});
   ir::Value* w1 = g.add_parameter("w1", test::random_normal({4, 3, 3, 3}, 10));
@@ -308,17 +308,24 @@ TEST(MixedPrecision, ReluBetweenHalfBatchNormAndConvolutionRunsInHalf) {
     bn_inputs.push_back(g.add_parameter(fmt::format("bn{}", i), test::random_normal({4}, 12 + i)));
   ir::Value* y = g.add_node(ir::OpKind::BatchNormalization, bn_inputs)->outputs[0];
   ir::Value* r = g.add_node(ir::OpKind::Relu, {y})->outputs[0];
-  g.add_output(g.add_node(ir::OpKind::Conv, {r, w2}, {}, {"out"})->outputs[0]);
+  Attrs window;
+  window.set("kernel_shape", std::vector<int64_t>{2, 2});
+  ir::Value* pooled = g.add_node(ir::OpKind::MaxPool, {r}, window)->outputs[0];
+  g.add_output(g.add_node(ir::OpKind::Conv, {pooled, w2}, {}, {"out"})->outputs[0]);
   passes::MixedPrecision pass(DType::BF16);
   EXPECT_TRUE(pass.run(g));
   ir::verify(g);
   EXPECT_EQ(pass.stats().at("batch_norms_in_half"), 1);
   EXPECT_EQ(pass.stats().at("relus_in_half"), 1);
+  EXPECT_EQ(pass.stats().at("pools_in_half"), 1);
   g.remove_dead_nodes();  // the f32 Relu, left for dead-code elimination
   const ir::Node* relu = only_node(g, ir::OpKind::Relu);
   EXPECT_EQ(relu->inputs[0]->producer->op, ir::OpKind::BatchNormalization);
   EXPECT_EQ(relu->outputs[0]->type.dtype, DType::BF16);
-  EXPECT_EQ(g.users(relu->outputs[0]).at(0)->op, ir::OpKind::Conv);
+  const ir::Node* pool = g.users(relu->outputs[0]).at(0);
+  EXPECT_EQ(pool->op, ir::OpKind::MaxPool);
+  EXPECT_EQ(pool->outputs[0]->type.dtype, DType::BF16);
+  EXPECT_EQ(g.users(pool->outputs[0]).at(0)->op, ir::OpKind::Conv);
   passes::Fusion fusion;
   fusion.run(g);
   EXPECT_EQ(only_node(g, ir::OpKind::BatchNormalization)->attrs.s("activation", ""), "relu")

@@ -5,10 +5,12 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/pool_window.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
 void kernel_AveragePoolGrad(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_AveragePoolGrad)) return;
   const PoolGeometry g = pool_geometry(ctx, ctx.outputs[0].dims, ctx.inputs[0].dims);
   const bool include_pad = ctx.attrs.i("count_include_pad", 0) != 0;
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {

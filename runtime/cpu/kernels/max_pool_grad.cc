@@ -7,6 +7,7 @@
 
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/pool_window.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -78,6 +79,7 @@ void max_pool_grad_dense_2d(const PoolGeometry& g, const float* x, const float* 
 }  // namespace
 
 void kernel_MaxPoolGrad(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_MaxPoolGrad)) return;
   const TensorView &dy = ctx.inputs[0], &x = ctx.inputs[1], &dx = ctx.outputs[0];
   for (const TensorView* v : {&dy, &x})
     if (v->dtype != DType::F32) ctx.fail("dtype {} is not supported", dtype_name(v->dtype));

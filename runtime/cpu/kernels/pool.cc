@@ -9,6 +9,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/pool_window.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -119,6 +120,7 @@ bool try_onednn_pool(KernelContext& ctx, const PoolGeometry& g, dnnl::algorithm 
 }  // namespace
 
 void kernel_AveragePool(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_AveragePool)) return;
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);
   const bool include_pad = ctx.attrs.i("count_include_pad", 0) != 0;
   if (try_onednn_pool(ctx, g,
@@ -132,6 +134,7 @@ void kernel_AveragePool(KernelContext& ctx) {
 }
 
 void kernel_MaxPool(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_MaxPool)) return;  // mixed precision: half in, half out, f32 inside
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);
   const bool want_indices = ctx.has_output(1);
   if (!want_indices && ctx.inputs[0].dtype == DType::F32 && tiles_2x2(g))

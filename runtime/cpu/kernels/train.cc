@@ -33,6 +33,7 @@ struct ChannelLayout {
 }  // namespace
 
 void kernel_ReluGrad(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_ReluGrad)) return;  // mixed precision's half Relu (ResNet's, cnn_bias's)
   dispatch_float(ctx.outputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* dy = ctx.inputs[0].as<T>();
