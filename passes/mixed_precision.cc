@@ -123,9 +123,12 @@ bool is_cast_to(const ir::Node* n, DType t) {
 // anyway; what changes is that the backward reads the rounded ones, and that attention's largest
 // tensor moves in half the bytes (and is saved for the backward in half). Returns how many.
 int64_t run_softmaxes_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
+  // The softmaxes first: the loop removes their reading casts, which come later in g.nodes().
+  std::vector<ir::Node*> softmaxes;
+  for (ir::Node* n : g.nodes())
+    if (n->op == ir::OpKind::Softmax && n->inputs[0]->type.dtype == DType::F32) softmaxes.push_back(n);
   int64_t count = 0;
-  for (ir::Node* n : g.nodes()) {
-    if (n->op != ir::OpKind::Softmax || n->inputs[0]->type.dtype != DType::F32) continue;
+  for (ir::Node* n : softmaxes) {
     ir::Value* y = n->outputs[0];
     const std::vector<ir::Node*> readers = g.users(y);
     if (readers.empty() || g.is_output(y) ||
