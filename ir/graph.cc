@@ -144,12 +144,25 @@ bool Graph::is_output(const Value* v) const {
   return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }
 
+bool Graph::is_pinned(const Value* v) const {
+  return is_output(v) || std::any_of(state_updates_.begin(), state_updates_.end(),
+                                     [&](const auto& update) { return update.first == v; });
+}
+
 void Graph::rename_value(Value* v, const std::string& name) {
   if (v->name == name) return;
   if (by_name_.count(name)) throw Error(fmt::format("duplicate value name '{}'", name));
   by_name_.erase(v->name);
   v->name = name;
   by_name_[name] = v;
+}
+
+void Graph::rename_node(Node* n, const std::string& name) {
+  if (n->name == name) return;
+  if (node_names_.count(name)) throw Error(fmt::format("duplicate node name '{}'", name));
+  node_names_.erase(n->name);
+  n->name = name;
+  node_names_.insert(name);
 }
 
 std::vector<Node*> Graph::nodes() const {

@@ -70,6 +70,8 @@ class Graph {
   void replace_all_uses(Value* from, Value* to);
   /// Renames a value; fails if the name is taken.
   void rename_value(Value* v, const std::string& name);
+  /// Renames a node; fails if another node has the name.
+  void rename_node(Node* n, const std::string& name);
 
   // ---- signature
   void add_output(Value* v) { outputs_.push_back(v); }
@@ -84,6 +86,9 @@ class Graph {
   const std::vector<Value*>& outputs() const { return outputs_; }
   /// Whether `v` is a graph output (its name is then part of the signature).
   bool is_output(const Value* v) const;
+  /// Whether `v` is a graph output or a state update's new value: a rewrite must keep it (and its
+  /// name), whoever else reads it.
+  bool is_pinned(const Value* v) const;
   /// Parameters, state and constants, in creation order.
   const std::vector<Value*>& initializers() const { return initializers_; }
   std::vector<Node*> nodes() const;

@@ -92,13 +92,6 @@ ir::Value* forwarded_operand(const ir::Node& n) {
   }
 }
 
-// Values whose names the graph's signature or its state updates hold on to.
-bool is_pinned(const ir::Graph& g, const ir::Value* v) {
-  const auto& updates = g.state_updates();
-  return g.is_output(v) ||
-         std::any_of(updates.begin(), updates.end(), [&](const auto& update) { return update.first == v; });
-}
-
 }  // namespace
 
 bool Canonicalize::run(ir::Graph& g) {
@@ -106,7 +99,7 @@ bool Canonicalize::run(ir::Graph& g) {
   for (ir::Node* n : g.nodes()) {
     if (merge_with_producer(*n)) ++merged;
     ir::Value* to = forwarded_operand(*n);
-    if (!to || is_pinned(g, n->outputs[0])) continue;
+    if (!to || g.is_pinned(n->outputs[0])) continue;
     g.replace_all_uses(n->outputs[0], to);
     g.remove_node(n);
     ++folded;

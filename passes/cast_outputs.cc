@@ -2,7 +2,6 @@
 #include "passes/cast_outputs.h"
 
 #include <algorithm>
-#include <set>
 
 #include "dlc/expr_program.h"
 #include "passes/fused_program.h"
@@ -27,8 +26,6 @@ bool foldable(const ir::Node& cast) {
 }  // namespace
 
 int64_t fold_casts_into_fused_outputs(ir::Graph& g) {
-  std::set<const ir::Value*> kept(g.outputs().begin(), g.outputs().end());
-  for (const auto& [value, state] : g.state_updates()) kept.insert(value);
   int64_t folded = 0;
   for (ir::Node* cast : g.nodes()) {
     if (!foldable(*cast)) continue;
@@ -43,7 +40,7 @@ int64_t fold_casts_into_fused_outputs(ir::Graph& g) {
     // The f32 result goes when the Cast was its only reader (a FusedReduce keeps its reduction,
     // result 0).
     const bool reduction = f->op == ir::OpKind::FusedReduce && k == 0;
-    if (!reduction && !kept.count(x) && g.users(x).size() == 1) {
+    if (!reduction && !g.is_pinned(x) && g.users(x).size() == 1) {
       p.outputs.erase(p.outputs.begin() + std::ptrdiff_t(k));
       results.erase(results.begin() + std::ptrdiff_t(k));
     }

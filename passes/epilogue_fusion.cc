@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <initializer_list>
 #include <map>
-#include <set>
 
 #include "passes/value_takeover.h"
 
@@ -47,10 +46,7 @@ void toggle(Attrs& attrs, const char* flag) { set_flag(attrs, flag, attrs.i(flag
 
 class EpilogueFuser {
  public:
-  explicit EpilogueFuser(ir::Graph& g) : g_(g) {
-    for (ir::Value* v : g.outputs()) kept_.insert(v);
-    for (const auto& [value, state] : g.state_updates()) kept_.insert(value);
-  }
+  explicit EpilogueFuser(ir::Graph& g) : g_(g) {}
 
   EpilogueFusionCounts run() {
     EpilogueFusionCounts c;
@@ -80,7 +76,7 @@ class EpilogueFuser {
   // The producer of `v` when it is one of `ops` and `v` has no user but `consumer` and is not
   // kept.
   ir::Node* sole_producer(ir::Value* v, const ir::Node* consumer, std::initializer_list<OpKind> ops) const {
-    if (!v || !v->producer || kept_.count(v)) return nullptr;
+    if (!v || !v->producer || g_.is_pinned(v)) return nullptr;
     if (std::find(ops.begin(), ops.end(), v->producer->op) == ops.end()) return nullptr;
     return sole_user(v, consumer) ? v->producer : nullptr;
   }
@@ -96,7 +92,7 @@ class EpilogueFuser {
   bool fold_operand_transpose(ir::Node* t) {
     ir::Value* y = t->outputs[0];
     const std::vector<ir::Node*> users = g_.users(y);
-    if (kept_.count(y) || users.empty()) return false;
+    if (g_.is_pinned(y) || users.empty()) return false;
     for (const ir::Node* u : users)
       if (!is_matmul(u) || std::find(u->inputs.begin() + 2, u->inputs.end(), y) != u->inputs.end())
         return false;
@@ -223,7 +219,7 @@ class EpilogueFuser {
   bool fold_relu_grad(ir::Node* bn_grad) {
     ir::Value* g = bn_grad->inputs[0];
     if (has_activation(*bn_grad) || bn_grad->inputs.size() > 3 || !g || !g->producer ||
-        g->producer->op != OpKind::ReluGrad || kept_.count(g) || !sole_user(g, bn_grad) ||
+        g->producer->op != OpKind::ReluGrad || g_.is_pinned(g) || !sole_user(g, bn_grad) ||
         bn_grad->inputs[1] == g || bn_grad->inputs[2] == g)
       return false;
     ir::Node* relu_grad = g->producer;
@@ -241,7 +237,6 @@ class EpilogueFuser {
   }
 
   ir::Graph& g_;
-  std::set<const ir::Value*> kept_;
   std::map<const ir::Node*, int> pos_;
 };
 

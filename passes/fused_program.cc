@@ -24,11 +24,12 @@ ir::Node* replace_fused_node(ir::Graph& g, ir::Node* n, const std::vector<ir::Va
   Attrs attrs = n->attrs;
   attrs.set("program", p.body());
   g.set_insertion_point(n);
-  ir::Node* node =
-      g.add_node_typed(n->op, operands, std::move(attrs), names, types, g.unique_node_name(n->name));
+  ir::Node* node = g.add_node_typed(n->op, operands, std::move(attrs), names, types, n->name);
   g.clear_insertion_point();
   take_over_values(node, results);
+  const std::string name = n->name;
   g.remove_node(n);
+  g.rename_node(node, name);  // the rebuilt node keeps n's name (a profile shows it)
   return node;
 }
 

@@ -12,7 +12,7 @@ namespace dlc::passes {
 ExprProgram program_of(const ir::Node& n);
 
 /// A node of `n`'s kind and attributes in n's place, with `operands` and program `p`, that takes
-/// over `results` (p's outputs, in order: names, roles and references stay); n goes.
+/// over `results` (p's outputs, in order: names, roles and references stay) and n's name; n goes.
 ir::Node* replace_fused_node(ir::Graph& g, ir::Node* n, const std::vector<ir::Value*>& operands,
                              const ExprProgram& p, const std::vector<ir::Value*>& results);
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "dlc/expr_program.h"
 #include "passes/cast_outputs.h"
@@ -62,8 +61,6 @@ class Fuser {
       for (ir::Value* v : nodes_[i]->inputs)
         if (v) users_[v].push_back(nodes_[i]);
     }
-    for (ir::Value* v : g.outputs()) kept_.insert(v);
-    for (const auto& [value, state] : g.state_updates()) kept_.insert(value);
   }
 
   void group() {
@@ -106,7 +103,7 @@ class Fuser {
   int64_t remove_recast_casts() {
     int64_t removed = 0;
     for (ir::Node* n : g_.nodes())
-      if (is_widening_cast(n) && !kept_.count(n->outputs[0]) && g_.users(n->outputs[0]).empty()) {
+      if (is_widening_cast(n) && !g_.is_pinned(n->outputs[0]) && g_.users(n->outputs[0]).empty()) {
         g_.remove_node(n);
         ++removed;
       }
@@ -149,7 +146,7 @@ class Fuser {
   }
 
   bool used_outside(const Group& gr, const ir::Value* v) const {
-    if (kept_.count(v)) return true;
+    if (g_.is_pinned(v)) return true;
     auto it = users_.find(v);
     if (it == users_.end()) return false;
     return std::any_of(it->second.begin(), it->second.end(),
@@ -251,7 +248,6 @@ class Fuser {
   std::vector<ir::Node*> nodes_;
   std::map<const ir::Node*, int> pos_;
   std::map<const ir::Value*, std::vector<ir::Node*>> users_;
-  std::set<const ir::Value*> kept_;
   std::map<const ir::Node*, int> group_of_;
   std::vector<Group> groups_;
   std::vector<bool> fused_;  // per group: will be rewritten

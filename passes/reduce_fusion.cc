@@ -11,13 +11,6 @@ namespace dlc::passes {
 
 namespace {
 
-bool kept(const ir::Graph& g, const ir::Value* v) {
-  const auto& outs = g.outputs();
-  if (std::find(outs.begin(), outs.end(), v) != outs.end()) return true;
-  return std::any_of(g.state_updates().begin(), g.state_updates().end(),
-                     [&](const auto& u) { return u.first == v; });
-}
-
 bool reducible(const ir::Node& r) {
   if ((r.op != ir::OpKind::ReduceSum && r.op != ir::OpKind::ReduceMean) || r.inputs.size() != 1 ||
       r.outputs.size() != 1 || !r.outputs[0] || r.outputs[0]->type.dtype != DType::F32)
@@ -56,8 +49,8 @@ int64_t fuse_reductions(ir::Graph& g) {
     for (size_t k = 0; k < p->outputs.size(); ++k) {
       ir::Value* v = p->outputs[k];
       const std::vector<ir::Node*> users = g.users(v);
-      const bool elsewhere =
-          kept(g, v) || std::any_of(users.begin(), users.end(), [&](const ir::Node* u) { return u != r; });
+      const bool elsewhere = g.is_pinned(v) || std::any_of(users.begin(), users.end(),
+                                                           [&](const ir::Node* u) { return u != r; });
       if (!elsewhere) continue;
       stored.push_back(k);
       taken.push_back(v);

@@ -25,10 +25,7 @@ void mark_needed(const ExprProgram& p, int v, std::vector<bool>& need) {
 
 class Rematerializer {
  public:
-  explicit Rematerializer(ir::Graph& g) : g_(g) {
-    for (const ir::Value* v : g.outputs()) kept_.insert(v);
-    for (const auto& [value, state] : g.state_updates()) kept_.insert(value);
-  }
+  explicit Rematerializer(ir::Graph& g) : g_(g) {}
 
   RematerializeCounts run() {
     const std::vector<ir::Node*> nodes = g_.nodes();
@@ -44,7 +41,7 @@ class Rematerializer {
  private:
   bool read_only_by(const ir::Node* a, const ir::Node* b) const {
     for (const ir::Value* v : a->outputs) {
-      if (kept_.count(v)) return false;
+      if (g_.is_pinned(v)) return false;
       for (const ir::Node* u : g_.users(v))
         if (u != b) return false;
     }
@@ -151,7 +148,7 @@ class Rematerializer {
     std::vector<ExprOutput> outputs;
     const ExprProgram pa = program_of(*a);
     for (size_t o = 0; o < a->outputs.size(); ++o)
-      if (kept_.count(a->outputs[o]) || !g_.users(a->outputs[o]).empty()) {
+      if (g_.is_pinned(a->outputs[o]) || !g_.users(a->outputs[o]).empty()) {
         read.push_back(a->outputs[o]);
         outputs.push_back(pa.outputs[o]);
       }
@@ -166,7 +163,6 @@ class Rematerializer {
   }
 
   ir::Graph& g_;
-  std::set<const ir::Value*> kept_;
   RematerializeCounts counts_;
 };
 

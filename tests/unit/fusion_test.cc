@@ -20,6 +20,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/fused_program.h"
 #include "passes/fusion.h"
 #include "runtime/plan/plan_file.h"
 #include "tests/unit/kernel_test_util.h"
@@ -358,6 +359,24 @@ TEST(Fusion, GroupReadOnlyByAnotherIsMergedIntoIt) {
         g.add_output(op(g, OpKind::Mul, {t, e}));
       },
       2, 1);
+}
+
+// A rewrite that rebuilds a fused node (rematerialization, cast outputs) keeps its name, however
+// often: profiles show it.
+TEST(Fusion, RebuiltNodeKeepsItsName) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", {DType::F32, {4, 5}});
+  g.add_output(op(g, OpKind::Neg, {op(g, OpKind::Exp, {x})}));
+  passes::Fusion().run(g);
+  ASSERT_EQ(g.num_nodes(), 1u) << ir::print_graph(g);
+  ir::Node* n = g.nodes()[0];
+  const std::string name = n->name;
+  for (int i = 0; i < 3; ++i)
+    n = passes::replace_fused_node(g, n, {x}, passes::program_of(*n),
+                                   std::vector<ir::Value*>(n->outputs.begin(), n->outputs.end()));
+  ir::verify(g);
+  EXPECT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(n->name, name);
 }
 
 TEST(Fusion, ProgramAttributeFormRoundTripsAndRejectsBadText) {

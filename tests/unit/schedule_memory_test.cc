@@ -1,7 +1,7 @@
 // The scheduling pass (passes/schedule_memory.h) on small graphs, measured by lowering itself:
 // a reorder that lowers the peak (exact figures), an order that is already best (no change), and
 // a state written in place whose old value's reader stays before the writer; and the graph's
-// reorder_nodes, which takes only a permutation of the nodes.
+// reorder_nodes, which takes only a permutation of the nodes, is_pinned and rename_node.
 #include "passes/schedule_memory.h"
 
 #include <gtest/gtest.h>
@@ -126,6 +126,36 @@ TEST(GraphReorder, TakesOnlyAPermutationOfTheNodes) {
   EXPECT_EQ(node_names(g), (std::vector<std::string>{"a", "b"}));  // unchanged after a refusal
   g.reorder_nodes({nodes[1], nodes[0]});
   EXPECT_EQ(node_names(g), (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(GraphPinned, OutputsAndStateUpdateValuesFollowReplacement) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", kVec);
+  ir::Value* w = g.add_parameter("w", Tensor::from_double(DType::F32, {1, 2, 3, 4}, {4}));
+  ir::Value* a = add(g, ir::OpKind::Relu, {x}, "a");
+  ir::Value* b = add(g, ir::OpKind::Neg, {a}, "b");
+  ir::Value* c = add(g, ir::OpKind::Neg, {w}, "c");
+  g.add_output(b);
+  g.add_state_update(c, w);
+  EXPECT_FALSE(g.is_pinned(a));
+  EXPECT_TRUE(g.is_pinned(b));
+  EXPECT_TRUE(g.is_pinned(c));
+  EXPECT_FALSE(g.is_pinned(w));
+  ir::Value* d = add(g, ir::OpKind::Exp, {w}, "d");
+  g.replace_all_uses(c, d);  // the state update now takes d
+  EXPECT_FALSE(g.is_pinned(c));
+  EXPECT_TRUE(g.is_pinned(d));
+}
+
+TEST(GraphRenameNode, RefusesATakenName) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", kVec);
+  ir::Node* a = add(g, ir::OpKind::Relu, {x}, "a")->producer;
+  add(g, ir::OpKind::Neg, {x}, "b");
+  EXPECT_THROW(g.rename_node(a, "b"), Error);
+  g.rename_node(a, "c");
+  EXPECT_EQ(node_names(g), (std::vector<std::string>{"c", "b"}));
+  EXPECT_EQ(g.add_node(ir::OpKind::Exp, {x}, {}, {""}, "a")->name, "a");  // "a" is free again
 }
 
 }  // namespace
