@@ -4,7 +4,8 @@
 - every key of the contract (ops, kernels_per_step, operand_bytes_per_step, param_bytes, peak_bytes,
   arena_bytes, flops_per_step, stages) is there, for a model, a training model (--train) and a
   training plan; the inference plan's one MatMul reads x and w and writes y: operand_bytes_per_step
-  is their bytes;
+  is their bytes, all under "MatMul" in operand_bytes_by_kernel, whose figures add up to the total
+  in every plan;
 - a training plan's figures are those of `--train` on the model, and cover the whole step:
   more kernels, and more than twice the forward's GEMM flops (the forward GEMM, the weight
   gradient's GEMM — x is an input, so it gets none — the loss and the update);
@@ -47,6 +48,9 @@ def main():
             return None
         j = json.loads(proc.stdout)
         checks.expect(f"{name}_keys", all(k in j for k in KEYS), sorted(j))
+        by_kernel = j.get("operand_bytes_by_kernel", {})
+        checks.expect(f"{name}_operand_bytes_by_kernel",
+                      by_kernel and sum(by_kernel.values()) == j["operand_bytes_per_step"], j)
         return j
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,6 +72,8 @@ def main():
             checks.expect("inference_flops", forward["flops_per_step"] == gemm, forward)
             checks.expect("inference_operand_bytes",
                           forward["operand_bytes_per_step"] == 4 * (BATCH * IN + IN * OUT + BATCH * OUT), forward)
+            checks.expect("inference_operand_bytes_are_the_matmul's",
+                          forward["operand_bytes_by_kernel"] == {"MatMul": forward["operand_bytes_per_step"]}, forward)
             checks.expect("training_flops_cover_backward", trained["flops_per_step"] > 2 * gemm, trained)
             checks.expect("training_has_more_kernels",
                           trained["kernels_per_step"] > forward["kernels_per_step"], (trained, forward))

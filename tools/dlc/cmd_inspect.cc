@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "codegen/plan_memory_model.h"
@@ -37,33 +38,37 @@ struct InspectArgs {
 // The bytes a stage's steps read and write, each operand counted once per step (an in-place
 // update twice): a lower bound on a run's memory traffic, as if each kernel touched each operand
 // once (a GEMM's re-reads and a reduction's workspace are not in it). CUDA alias steps move nothing.
-int64_t operand_bytes(const plan::Stage& stage) {
-  int64_t bytes = 0;
-  auto add = [&](int32_t buffer) {
-    if (buffer >= 0 && buffer < stage.buffers_size())
-      bytes += int64_t(plan::buffer_type(stage.buffers(buffer)).bytes());
-  };
+// Added to `by_kernel` under each step's kernel name.
+void add_operand_bytes(const plan::Stage& stage, std::map<std::string, int64_t>& by_kernel) {
   for (const plan::Step& step : stage.steps()) {
     if (step.cuda().kind() == plan::CudaStep::HOST && step.cuda().call() == "alias") continue;
-    for (int32_t b : step.inputs()) add(b);
-    for (int32_t b : step.outputs()) add(b);
+    int64_t& bytes = by_kernel[step.kernel()];
+    for (const auto* buffers : {&step.inputs(), &step.outputs()})
+      for (int32_t b : *buffers)
+        if (b >= 0 && b < stage.buffers_size()) bytes += int64_t(plan::buffer_type(stage.buffers(b)).bytes());
   }
-  return bytes;
 }
 
 nlohmann::json plan_stats(const plan::Plan& p) {
   int64_t arena = 0, peak = 0, kernels = 0, operands = 0;
+  std::map<std::string, int64_t> by_kernel;
   for (const auto& st : p.stages()) {
     arena += st.arena_bytes();
     peak += st.peak_bytes();
     kernels += st.steps_size();
-    operands += operand_bytes(st);
+    add_operand_bytes(st, by_kernel);
   }
   const bool training = p.has_training();
   const int64_t runs = training ? std::max<int64_t>(p.training().micro_steps(), 1) : 1;
+  nlohmann::json operands_by_kernel = nlohmann::json::object();
+  for (auto& [kernel, bytes] : by_kernel) {
+    operands += bytes;
+    operands_by_kernel[kernel] = bytes * runs;
+  }
   nlohmann::json j = {{"ops", kernels},
                       {"kernels_per_step", kernels * runs},
                       {"operand_bytes_per_step", operands * runs},
+                      {"operand_bytes_by_kernel", operands_by_kernel},
                       {"param_bytes", p.param_bytes()},
                       {"peak_bytes", peak},
                       {"arena_bytes", arena},
