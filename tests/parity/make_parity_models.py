@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the reference data of the PyTorch training-parity test (check_parity.py).
 
-    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,transformer]
+    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer]
     make_parity_models.py --resnet18 [--out build/parity]
 
 For each model, a folder OUT/<model>/ with
@@ -19,7 +19,7 @@ the output is the same on every run of the same torch build. Elements where floa
 too noisy for the metric (parity_metric.py) are listed in meta.json with their noise; a case with
 more than MAX_ILL_CONDITIONED of them is refused.
 
-The small models (mlp, cnn, cnn_bias, transformer) are committed under tests/parity/data (the default).
+The small models (mlp, cnn, cnn_bias, resnet, transformer) are committed under tests/parity/data (the default).
 torchvision's ResNet-18 (11.7M parameters, ~140 MB of data) is not: --resnet18 writes it to
 build/parity/resnet18 (or --out), where `check_parity.py DLC tests/parity/data build/parity` and
 the ctest test `parity` pick it up when present.
@@ -82,6 +82,20 @@ def make_cnn() -> nn.Module:
                 (f"relu{i}", nn.ReLU()), (f"pool{i}", nn.MaxPool2d(2))]
 
     layers = block(1, 1, 8) + block(2, 8, 16) + [("flatten", nn.Flatten()), ("fc", nn.Linear(16 * 4 * 4, 10))]
+    return nn.Sequential(OrderedDict(layers))
+
+
+def make_resnet() -> nn.Module:
+    """ResNet in small: stem (conv 3x3 - BatchNorm - ReLU), torchvision's BasicBlock at 8 channels,
+    then one at 16 channels with stride 2 and its 1x1 convolution + BatchNorm shortcut, global
+    average pool, linear; on 1x12x12. Residual Adds of two batch-norm results (the shortcut's)
+    and of a batch norm and a block's input (the identity)."""
+    from torchvision.models.resnet import BasicBlock
+    shortcut = nn.Sequential(nn.Conv2d(8, 16, 1, stride=2, bias=False), nn.BatchNorm2d(16))
+    layers = [("conv1", nn.Conv2d(1, 8, 3, padding=1, bias=False)), ("bn1", nn.BatchNorm2d(8)),
+              ("relu", nn.ReLU()), ("layer1", BasicBlock(8, 8)),
+              ("layer2", BasicBlock(8, 16, stride=2, downsample=shortcut)),
+              ("avgpool", nn.AdaptiveAvgPool2d(1)), ("flatten", nn.Flatten()), ("fc", nn.Linear(16, 10))]
     return nn.Sequential(OrderedDict(layers))
 
 
@@ -170,6 +184,7 @@ MODELS = {
     "mlp": ModelSpec(Mlp, 16, lambda rng, b: (gaussian(32)(rng, b), 10)),
     "cnn": ModelSpec(make_cnn, 8, lambda rng, b: (gaussian(1, 16, 16)(rng, b), 10)),
     "cnn_bias": ModelSpec(make_cnn_bias, 8, lambda rng, b: (gaussian(2, 12, 12)(rng, b), 10)),
+    "resnet": ModelSpec(make_resnet, 8, lambda rng, b: (gaussian(1, 12, 12)(rng, b), 10)),
     "transformer": ModelSpec(Transformer, 8, lambda rng, b: (rng.integers(0, 50, (b, 8), dtype=np.int64), 10)),
     # Adam on ResNet-18 at lr 1e-3 is chaotic in float32: PyTorch's float32 and float64 runs end
     # up about one step apart on most weights after three steps, so nothing could be checked.
@@ -319,7 +334,7 @@ def make_model_data(name: str, out_dir: str, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="output folder (default tests/parity/data, or build/parity with --resnet18)")
-    parser.add_argument("--models", default="mlp,cnn,cnn_bias,transformer", help="comma-separated subset")
+    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer", help="comma-separated subset")
     parser.add_argument("--resnet18", action="store_true", help="make torchvision's ResNet-18 data only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

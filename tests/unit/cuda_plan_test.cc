@@ -216,8 +216,11 @@ TEST_P(CudaPlanModels, KernelArgumentsReadInputsAndWriteOutputs) {
 std::vector<ModelCase> model_cases() {
   std::vector<ModelCase> v;
   for (const char* precision : {"fp32", "bf16", "fp16"})
-    for (const auto& [model, batch] :
-         {std::pair<const char*, int64_t>{"mlp", 16}, {"cnn", 8}, {"cnn_bias", 8}, {"transformer", 8}})
+    for (const auto& [model, batch] : {std::pair<const char*, int64_t>{"mlp", 16},
+                                       {"cnn", 8},
+                                       {"cnn_bias", 8},
+                                       {"resnet", 8},
+                                       {"transformer", 8}})
       v.push_back({model, batch, precision});
   return v;
 }

@@ -1,9 +1,11 @@
 // Whole training steps on the GPU: a parity model's training plan (the mlp in each precision; the
 // cnn, whose convolutions, pooling and batch norm are cuDNN calls, in each precision; cnn_bias,
 // whose convolution bias gradients are gathered reductions and whose average pooling has both
-// padding modes, in each precision; the transformer in fp32 and bf16) compiled for cuda:0 and for the CPU
+// padding modes, in each precision; resnet, whose residual Adds run in half under bf16, in fp32 and bf16;
+// the transformer in fp32 and bf16) compiled for cuda:0 and for the CPU
 // trains 5 steps on the same batches with the same losses; a CUDA Graph replay gives the eager CUDA run's
-// losses (up to the order of the embedding backward's atomic adds), and the cnn's with timed cuDNN algorithms
+// losses (up to the order of the embedding backward's atomic adds), and the cnns' and resnet's with timed
+// cuDNN algorithms
 // (--cudnn-benchmark) match the CPU's too. Without a GPU the CUDA plan still compiles (NVRTC) and the session
 // must refuse it with an error naming the missing device; the GPU cases then skip.
 #include <gtest/gtest.h>
@@ -91,7 +93,7 @@ TEST_P(CudaTraining, LossesMatchTheCpuPlan) {
   expect_close(gpu, cpu, tolerance, "CUDA vs CPU");
   expect_close(losses_of(c, cuda_plan, true), gpu, 1e-5, "CUDA Graph replay vs eager");
   // Timed cuDNN algorithms (--cudnn-benchmark) compute the same convolutions another way.
-  if (c.model.rfind("cnn", 0) == 0)
+  if (c.model.rfind("cnn", 0) == 0 || c.model == "resnet")
     expect_close(losses_of(c, cuda_plan, false, true), cpu, tolerance, "cudnn benchmark vs CPU");
 }
 
@@ -117,16 +119,16 @@ TEST(CudnnProblemKey, EveryCudnnStepOfTheCnnPlansHasOne) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Parity, CudaTraining,
-                         ::testing::Values(TrainingCase{"mlp", 16, "fp32"}, TrainingCase{"mlp", 16, "bf16"},
-                                           TrainingCase{"mlp", 16, "fp16"}, TrainingCase{"cnn", 8, "fp32"},
-                                           TrainingCase{"cnn", 8, "bf16"}, TrainingCase{"cnn", 8, "fp16"},
-                                           TrainingCase{"cnn_bias", 8, "fp32"},
-                                           TrainingCase{"cnn_bias", 8, "bf16"},
-                                           TrainingCase{"cnn_bias", 8, "fp16"},
-                                           TrainingCase{"transformer", 8, "fp32"},
-                                           TrainingCase{"transformer", 8, "bf16"}),
-                         [](const auto& info) { return info.param.model + "_" + info.param.precision; });
+INSTANTIATE_TEST_SUITE_P(
+    Parity, CudaTraining,
+    ::testing::Values(TrainingCase{"mlp", 16, "fp32"}, TrainingCase{"mlp", 16, "bf16"},
+                      TrainingCase{"mlp", 16, "fp16"}, TrainingCase{"cnn", 8, "fp32"},
+                      TrainingCase{"cnn", 8, "bf16"}, TrainingCase{"cnn", 8, "fp16"},
+                      TrainingCase{"cnn_bias", 8, "fp32"}, TrainingCase{"cnn_bias", 8, "bf16"},
+                      TrainingCase{"cnn_bias", 8, "fp16"}, TrainingCase{"resnet", 8, "fp32"},
+                      TrainingCase{"resnet", 8, "bf16"}, TrainingCase{"transformer", 8, "fp32"},
+                      TrainingCase{"transformer", 8, "bf16"}),
+    [](const auto& info) { return info.param.model + "_" + info.param.precision; });
 
 }  // namespace
 }  // namespace dlc

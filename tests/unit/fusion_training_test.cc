@@ -46,7 +46,8 @@ TEST_P(FusionTraining, SameStepsWithFewerKernels) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ParityModels, FusionTraining, testing::Values("mlp", "cnn", "transformer"));
+INSTANTIATE_TEST_SUITE_P(ParityModels, FusionTraining,
+                         testing::Values("mlp", "cnn", "resnet", "transformer"));
 
 }  // namespace
 }  // namespace dlc
