@@ -45,6 +45,16 @@ bool has_half_source(const ir::Value* v, DType half) {
   return p && runs_in_half_on_widened(*p) && has_half_source(p->inputs[0], half);
 }
 
+// An Add of two half values (each a widened half result, or a Relu or pooling of one: ResNet's
+// residual connection) runs in half, as autocast's add of two half tensors does: f32 inside, the
+// sum rounded. This is the one rounding the f32 graph did not have (the residual stream, and its
+// gradient, are then half). An Add with an f32 operand (a transformer's residual stream, from the
+// f32 embedding) stays f32, as autocast's type promotion keeps it.
+bool adds_half_values(const ir::Node& n, DType half) {
+  return n.op == ir::OpKind::Add && n.inputs.size() == 2 && n.outputs[0]->type.dtype == DType::F32 &&
+         has_half_source(n.inputs[0], half) && has_half_source(n.inputs[1], half);
+}
+
 // A Transpose or Reshape: the result holds the operand's elements, moved.
 bool moves_elements_only(const ir::Node& n) {
   return (n.op == ir::OpKind::Transpose || n.op == ir::OpKind::Reshape) && n.inputs.size() == 1;
@@ -190,14 +200,15 @@ DType parse_precision(const std::string& precision) {
 bool MixedPrecision::run(ir::Graph& g) {
   if (half_ == DType::F32) return false;
   HalfValues half_of(g, half_);
-  int64_t ops = 0, batch_norms = 0;
+  int64_t ops = 0, adds = 0, batch_norms = 0;
   // In schedule order, so a convolution reading a batch norm's (Relu's) result sees it in half.
   for (ir::Node* n : g.nodes()) {
     if (run_batch_norm_in_half(g, n, half_of, half_)) {
       ++batch_norms;
       continue;
     }
-    if (!runs_in_half(*n)) continue;
+    const bool add = adds_half_values(*n, half_);
+    if (!add && !runs_in_half(*n)) continue;
     g.set_insertion_point(n);
     std::vector<ir::Value*> inputs;
     for (ir::Value* v : n->inputs) inputs.push_back(v ? half_of.of(v) : nullptr);
@@ -212,7 +223,7 @@ bool MixedPrecision::run(ir::Graph& g) {
     g.replace_all_uses(out, wide);
     g.remove_node(n);
     g.rename_value(wide, out_name);  // a graph output keeps its name
-    ++ops;
+    ++(add ? adds : ops);
   }
   const int64_t softmaxes = run_softmaxes_in_half(g, half_of, half_);
   g.clear_insertion_point();
@@ -224,6 +235,7 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["round_trips_skipped"] = half_of.round_trips();
   stats_["softmax_in_half"] = softmaxes;
   stats_["batch_norms_in_half"] = batch_norms;
+  stats_["adds_in_half"] = adds;
   stats_["relus_in_half"] = half_of.relus();
   stats_["pools_in_half"] = half_of.pools();
   return ops > 0 || half_ == DType::F16;

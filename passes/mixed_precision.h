@@ -6,7 +6,9 @@
 // (stat batch_norms_in_half), which runs as autocast runs cuDNN's: half x and y, f32 parameters
 // and statistics (a Relu, MaxPool or AveragePool of its result that a half op reads runs on the
 // half result: stats relus_in_half, pools_in_half; epilogue fusion then folds the Relu into the
-// batch norm); and a Softmax whose result only half ops
+// batch norm; an Add of two such half results, ResNet's residual connection, runs in half as
+// autocast's add of two half tensors does, so the residual stream and its gradient are half:
+// stat adds_in_half); and a Softmax whose result only half ops
 // read (attention's probabilities: stat softmax_in_half), which runs in half (f32 inside its kernel; its
 // backward then reads the rounded probabilities, where autocast keeps them f32). The pass runs before
 // autodiff, so the backward follows: a Cast's gradient is the cast back, so MatMul/convolution gradients are

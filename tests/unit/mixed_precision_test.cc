@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "codegen/lower.h"
 #include "dlc/error.h"
 #include "dlc/npy.h"
 #include "dlc/session.h"
@@ -332,6 +333,85 @@ TEST(MixedPrecision, ReluAndPoolBetweenHalfBatchNormAndConvolutionRunInHalf) {
       << ir::print_graph(g);
 }
 
+// Two residual blocks (Conv -> BatchNormalization -> Add(·, shortcut) -> Relu, ResNet's), and an
+// Add of a convolution to the f32 input x. The residual Adds read two half results (the batch
+// norm's and the previous block's Relu) and run in half, as autocast's do; the Add with x keeps
+// f32 (type promotion). The bf16 graph's outputs stay within bf16 rounding of the f32 graph's.
+std::unique_ptr<ir::Graph> residual_blocks() {
+  auto g = std::make_unique<ir::Graph>();
+  ir::Value* x = g->add_input("x", TensorType{DType::F32, {2, 3, 6, 6}});
+  Attrs same;
+  same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  uint32_t seed = 20;
+  const auto conv_bn = [&](ir::Value* in, int64_t in_channels) {
+    ir::Value* w =
+        g->add_parameter(fmt::format("w{}", seed), test::random_normal({4, in_channels, 3, 3}, seed, 0.3f));
+    std::vector<ir::Value*> bn = {g->add_node(ir::OpKind::Conv, {in, w}, same)->outputs[0]};
+    for (uint32_t i = 0; i < 4; ++i) {
+      Tensor t = test::random_normal({4}, seed * 10 + i, 0.1f);
+      if (i == 0 || i == 3)  // scale and variance near 1
+        for (int64_t c = 0; c < 4; ++c) t.data<float>()[c] = 1.f + std::abs(t.data<float>()[c]);
+      bn.push_back(g->add_parameter(fmt::format("bn{}_{}", seed, i), t));
+    }
+    ++seed;
+    return g->add_node(ir::OpKind::BatchNormalization, bn)->outputs[0];
+  };
+  ir::Value* r = g->add_node(ir::OpKind::Relu, {conv_bn(x, 3)})->outputs[0];
+  for (int block = 0; block < 2; ++block) {
+    ir::Value* sum = g->add_node(ir::OpKind::Add, {conv_bn(r, 4), r})->outputs[0];
+    r = g->add_node(ir::OpKind::Relu, {sum})->outputs[0];
+  }
+  ir::Value* w = g->add_parameter("w_out", test::random_normal({3, 4, 3, 3}, 99, 0.3f));
+  g->add_output(g->add_node(ir::OpKind::Conv, {r, w}, same, {"out"})->outputs[0]);
+  ir::Value* skip =
+      g->add_node(ir::OpKind::Conv,
+                  {x, g->add_parameter("w_skip", test::random_normal({3, 3, 3, 3}, 98, 0.3f))}, same)
+          ->outputs[0];
+  g->add_output(g->add_node(ir::OpKind::Add, {skip, x}, {}, {"skip"})->outputs[0]);
+  return g;
+}
+
+TEST(MixedPrecision, ResidualAddOfTwoHalfResultsRunsInHalf) {
+  std::unique_ptr<ir::Graph> g = residual_blocks();
+  passes::MixedPrecision pass(DType::BF16);
+  EXPECT_TRUE(pass.run(*g));
+  ir::verify(*g);
+  g->remove_dead_nodes();  // the f32 Relus, left for dead-code elimination
+  EXPECT_EQ(pass.stats().at("adds_in_half"), 2);
+  int half_adds = 0, f32_adds = 0;
+  for (const ir::Node* n : g->nodes()) {
+    if (n->op == ir::OpKind::Add) {
+      const bool half = n->outputs[0]->type.dtype == DType::BF16;
+      ++(half ? half_adds : f32_adds);
+      for (const ir::Value* v : n->inputs) EXPECT_EQ(v->type.dtype, n->outputs[0]->type.dtype) << n->name;
+    }
+    if (n->op == ir::OpKind::Relu) {
+      EXPECT_EQ(n->outputs[0]->type.dtype, DType::BF16) << n->name;
+    }
+  }
+  EXPECT_EQ(half_adds, 2) << ir::print_graph(*g);
+  EXPECT_EQ(f32_adds, 1) << "the Add with the f32 input x\n" << ir::print_graph(*g);
+
+  const Tensor x = test::random_normal({2, 3, 6, 6}, 7);
+  const auto outputs = [&](const ir::Graph& graph) {
+    std::unique_ptr<Session> s = Session::create(codegen::lower_to_plan(graph), {1});
+    s->set_input("x", x);
+    s->run();
+    return std::vector<Tensor>{s->output("out"), s->output("skip")};
+  };
+  const std::vector<Tensor> want = outputs(*residual_blocks()), got = outputs(*g);
+  for (size_t o = 0; o < want.size(); ++o) {
+    const std::vector<double> a = want[o].as_double(), b = got[o].as_double();
+    double largest = 0, worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      largest = std::max(largest, std::abs(a[i]));
+      worst = std::max(worst, std::abs(a[i] - b[i]));
+    }
+    EXPECT_GT(largest, 0.1) << "output " << o;
+    EXPECT_LT(worst, 0.03 * largest) << "output " << o;
+  }
+}
+
 class MixedPrecisionTraining : public testing::TestWithParam<std::string> {};
 
 TEST_P(MixedPrecisionTraining, LossTracksFp32) {
@@ -358,7 +438,8 @@ TEST_P(MixedPrecisionTraining, LossTracksFp32) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ParityModels, MixedPrecisionTraining, testing::Values("mlp", "transformer", "cnn"));
+INSTANTIATE_TEST_SUITE_P(ParityModels, MixedPrecisionTraining,
+                         testing::Values("mlp", "transformer", "cnn", "resnet"));
 
 float read_scalar(const Session& s, const char* state) { return *s.read_state(state).data<float>(); }
 
