@@ -127,34 +127,54 @@ bool is_cast_to(const ir::Node* n, DType t) {
   return n->op == ir::OpKind::Cast && n->outputs[0]->type.dtype == t;
 }
 
-// A Softmax whose f32 result only half ops read (through casts to the half type: attention's
-// probabilities, read by the MatMul with the values) runs in half: half scores in, half
-// probabilities out, f32 inside the kernel. The probabilities were rounded for that MatMul
-// anyway; what changes is that the backward reads the rounded ones, and that attention's largest
-// tensor moves in half the bytes (and is saved for the backward in half). Returns how many.
-int64_t run_softmaxes_in_half(ir::Graph& g, HalfValues& half_of, DType half) {
-  // The softmaxes first: the loop removes their reading casts, which come later in g.nodes().
-  std::vector<ir::Node*> softmaxes;
+// The ops whose f32 result only half ops read (through casts to the half type) that give that
+// result in half instead, f32 inside their kernels:
+// - a Softmax (attention's probabilities, read by the MatMul with the values): half scores in,
+//   half probabilities out. The probabilities were rounded for that MatMul anyway; what changes
+//   is that the backward reads the rounded ones, and that attention's largest tensor moves in
+//   half the bytes (and is saved for the backward in half);
+// - a LayerNormalization (a transformer's normalized input to its half MatMuls): f32 x, half y
+//   (y_dtype), the same bits as the cast; its gradient then takes the half dy.
+struct HalfResults {
+  int64_t softmaxes = 0, layer_norms = 0;
+};
+
+HalfResults give_half_results(ir::Graph& g, HalfValues& half_of, DType half) {
+  // The candidates first: the loop removes their reading casts, which come later in g.nodes().
+  std::vector<ir::Node*> candidates;
   for (ir::Node* n : g.nodes())
-    if (n->op == ir::OpKind::Softmax && n->inputs[0]->type.dtype == DType::F32) softmaxes.push_back(n);
-  int64_t count = 0;
-  for (ir::Node* n : softmaxes) {
+    if ((n->op == ir::OpKind::Softmax || n->op == ir::OpKind::LayerNormalization) &&
+        n->inputs[0]->type.dtype == DType::F32 && n->outputs[0]->type.dtype == DType::F32)
+      candidates.push_back(n);
+  HalfResults count;
+  for (ir::Node* n : candidates) {
     ir::Value* y = n->outputs[0];
     const std::vector<ir::Node*> readers = g.users(y);
-    if (readers.empty() || g.is_output(y) ||
+    if (readers.empty() || g.is_pinned(y) ||
         !std::all_of(readers.begin(), readers.end(), [&](const ir::Node* r) { return is_cast_to(r, half); }))
       continue;
     g.set_insertion_point(n);
-    ir::Value* probabilities = g.add_node(ir::OpKind::Softmax, {half_of.of(n->inputs[0])}, n->attrs,
-                                          {g.unique_value_name(y->name + ".half")}, n->name + ".half")
-                                   ->outputs[0];
+    const bool softmax = n->op == ir::OpKind::Softmax;
+    std::vector<ir::Value*> inputs = n->inputs;
+    Attrs attrs = n->attrs;
+    if (softmax)
+      inputs[0] = half_of.of(inputs[0]);
+    else
+      attrs.set("y_dtype", std::string(dtype_name(half)));
+    std::vector<std::string> names{g.unique_value_name(y->name + ".half")};
+    for (size_t o = 1; o < n->outputs.size(); ++o)
+      names.push_back(n->outputs[o] ? g.unique_value_name(n->outputs[o]->name + ".half") : "");
+    ir::Node* rebuilt = g.add_node(n->op, inputs, attrs, names, n->name + ".half");
     for (ir::Node* cast : readers) {
-      g.replace_all_uses(cast->outputs[0], probabilities);
+      g.replace_all_uses(cast->outputs[0], rebuilt->outputs[0]);
       g.remove_node(cast);
     }
+    std::vector<ir::Value*> others(n->outputs.begin(), n->outputs.end());
+    others[0] = nullptr;  // the statistics a layer norm also gives keep their values
+    take_over_values(rebuilt, others);
     half_of.forget(y);
     g.remove_node(n);
-    ++count;
+    ++(softmax ? count.softmaxes : count.layer_norms);
   }
   return count;
 }
@@ -225,7 +245,7 @@ bool MixedPrecision::run(ir::Graph& g) {
     g.rename_value(wide, out_name);  // a graph output keeps its name
     ++(add ? adds : ops);
   }
-  const int64_t softmaxes = run_softmaxes_in_half(g, half_of, half_);
+  const HalfResults half_results = give_half_results(g, half_of, half_);
   g.clear_insertion_point();
   if (half_ == DType::F16) add_loss_scale(g, initial_loss_scale_);
   stats_["ops_in_half"] = ops;
@@ -233,7 +253,8 @@ bool MixedPrecision::run(ir::Graph& g) {
   stats_["transposes_in_half"] = half_of.transposes();
   stats_["reshapes_in_half"] = half_of.reshapes();
   stats_["round_trips_skipped"] = half_of.round_trips();
-  stats_["softmax_in_half"] = softmaxes;
+  stats_["softmax_in_half"] = half_results.softmaxes;
+  stats_["layer_norms_in_half"] = half_results.layer_norms;
   stats_["batch_norms_in_half"] = batch_norms;
   stats_["adds_in_half"] = adds;
   stats_["relus_in_half"] = half_of.relus();

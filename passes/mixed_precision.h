@@ -10,10 +10,12 @@
 // autocast's add of two half tensors does, so the residual stream and its gradient are half:
 // stat adds_in_half); and a Softmax whose result only half ops
 // read (attention's probabilities: stat softmax_in_half), which runs in half (f32 inside its kernel; its
-// backward then reads the rounded probabilities, where autocast keeps them f32). The pass runs before
-// autodiff, so the backward follows: a Cast's gradient is the cast back, so MatMul/convolution gradients are
-// computed in half and the parameter gradients arrive in f32. The CPU kernels store the half operands and
-// compute in f32 (runtime/cpu/widen.h). fp16, whose range is narrow, also gets dynamic loss
+// backward then reads the rounded probabilities, where autocast keeps them f32); and a LayerNormalization
+// whose result only half ops read (a transformer's, before its half MatMuls: stat layer_norms_in_half)
+// gives its result in half (y_dtype: the same bits as the cast; its gradient takes the half dy). The pass
+// runs before autodiff, so the backward follows: a Cast's gradient is the cast back, so MatMul/convolution
+// gradients are computed in half and the parameter gradients arrive in f32. The CPU kernels store the half
+// operands and compute in f32 (runtime/cpu/widen.h). fp16, whose range is narrow, also gets dynamic loss
 // scaling (loss_scaling.h). An operand made by a Transpose or Reshape is cast before it instead
 // (stats transposes_in_half, reshapes_in_half), so epilogue fusion can still fold a Transpose into
 // the MatMul, and an operand that is a half value widened to f32 is that half value (a round

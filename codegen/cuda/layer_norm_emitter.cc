@@ -15,6 +15,7 @@ namespace {
 // Mean and 1 / sqrt(variance + epsilon) of row `xr`, in every lane of the row (two passes).
 constexpr const char* kStatistics = R"(
 using T = ${T};
+using Y = ${Y};  // y's and dy's type: T, or a half type where T is f32 (mixed precision)
 constexpr float kEpsilon = ${EPSILON};
 
 __device__ __forceinline__ void dlc_row_statistics(const T* __restrict__ xr, float* scratch, float& mean,
@@ -36,16 +37,16 @@ constexpr bool kHasBias = ${HAS_BIAS};
 
 extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
     const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
-    T* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out) {
+    Y* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out) {
   __shared__ float scratch[32];
   for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
     const T* xr = x + dlc_row_base(row);
-    T* yr = y + dlc_row_base(row);
+    Y* yr = y + dlc_row_base(row);
     float mean, inv_std;
     dlc_row_statistics(xr, scratch, mean, inv_std);
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) {
       const float b = kHasBias ? dlc_to_float(bias[c]) : 0.0f;
-      yr[c] = dlc_from_float<T>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[c]) + b);
+      yr[c] = dlc_from_float<Y>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[c]) + b);
     }
     if (dlc_row_lane() == 0) {
       if (mean_out) mean_out[row] = mean;
@@ -58,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
 // dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * scale, xhat the normalized x.
 constexpr const char* kBackwardDx = R"(
 extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ scale,
+    const Y* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ scale,
     T* __restrict__ dx, float* __restrict__ workspace) {
   __shared__ float scratch[32];
   float* mean_ws = workspace;
@@ -95,7 +96,7 @@ constexpr Index kSplits = ${SPLITS};
 constexpr Index kRowsPerSplit = (kRows + kSplits - 1) / kSplits;
 
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
-    const T* __restrict__ dy, const T* __restrict__ x, float* __restrict__ workspace,
+    const Y* __restrict__ dy, const T* __restrict__ x, float* __restrict__ workspace,
     ${OUT_T}* __restrict__ dscale, ${OUT_T}* __restrict__ dbias) {
   __shared__ float partial_scale[8][33], partial_bias[8][33];
   const float* mean_ws = workspace;
@@ -149,8 +150,11 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
+DType y_dtype(const LayerNormSpec& spec) { return spec.y_dtype.value_or(spec.dtype); }
+
 void check(const LayerNormSpec& spec) {
   require_storage_float(spec.dtype, "CUDA layer norm");
+  require_storage_float(y_dtype(spec), "CUDA layer norm (y)");
   if (spec.rows < 1 || spec.cols < 1)
     throw Error(fmt::format("CUDA layer norm: empty view [{}, {}]", spec.rows, spec.cols));
 }
@@ -159,11 +163,22 @@ void check(const LayerNormSpec& spec) {
 // prelude, the row helpers of `layout` and the per-row statistics.
 std::string source_start(const LayerNormSpec& spec, const std::string& kind, const std::string& name,
                          const RowLayout& layout, const RowMapping& m) {
-  return fmt::format("// dlc {} kernel {}: rows of [{}, {}] ({}), epsilon {}.\n", kind, name, spec.rows,
-                     spec.cols, dtype_name(spec.dtype), double_literal(spec.epsilon)) +
-         device_prelude({{spec.dtype}, false, true}) + row_helpers(layout, m) +
-         fill(kStatistics,
-              {{"T", std::string(cuda_type(spec.dtype))}, {"EPSILON", float_literal(spec.epsilon)}});
+  const DType y = y_dtype(spec);
+  return fmt::format("// dlc {} kernel {}: rows of [{}, {}] ({}{}), epsilon {}.\n", kind, name, spec.rows,
+                     spec.cols, dtype_name(spec.dtype),
+                     y == spec.dtype ? "" : ", y " + std::string(dtype_name(y)),
+                     double_literal(spec.epsilon)) +
+         device_prelude({{spec.dtype, y}, false, true}) + row_helpers(layout, m) +
+         fill(kStatistics, {{"T", std::string(cuda_type(spec.dtype))},
+                            {"Y", std::string(cuda_type(y))},
+                            {"EPSILON", float_literal(spec.epsilon)}});
+}
+
+// The kernel name: the op, the types (x's, then y's where it differs) and the view.
+std::string layer_norm_kernel_name(const char* op, const LayerNormSpec& spec) {
+  const DType y = y_dtype(spec);
+  const std::string tag = dims_tag({spec.rows, spec.cols});
+  return kernel_name(op, spec.dtype, y == spec.dtype ? tag : fmt::format("{}_y{}", tag, dtype_name(y)));
 }
 
 }  // namespace
@@ -172,7 +187,7 @@ KernelSource emit_layer_norm_forward(const LayerNormSpec& spec) {
   check(spec);
   const RowLayout layout{spec.rows, spec.cols, 1};
   const RowMapping m = row_mapping(layout);
-  const std::string name = kernel_name("layer_norm_fwd", spec.dtype, dims_tag({spec.rows, spec.cols}));
+  const std::string name = layer_norm_kernel_name("layer_norm_fwd", spec);
   KernelSource ks = KernelSource::named("layer_norm_fwd", name);
   ks.source = source_start(spec, ks.kind, name, layout, m) +
               fill(kForward, {{"HAS_BIAS", spec.has_bias ? "true" : "false"},
@@ -186,7 +201,7 @@ KernelSource emit_layer_norm_backward(const LayerNormSpec& spec) {
   check(spec);
   const RowLayout layout{spec.rows, spec.cols, 1};
   const RowMapping m = row_mapping(layout);
-  const std::string base = kernel_name("layer_norm_bwd", spec.dtype, dims_tag({spec.rows, spec.cols}));
+  const std::string base = layer_norm_kernel_name("layer_norm_bwd", spec);
   const int64_t column_blocks = (spec.cols + 31) / 32;
   const int64_t splits = std::min<int64_t>(column_splits(spec.rows, column_blocks), 65535);
   const int64_t stats_floats = align256(2 * spec.rows * 4) / 4;

@@ -1,6 +1,7 @@
 // Layer normalization over the trailing `cols` elements of each of `rows` rows, forward and
 // backward (the IR's LayerNormalization and LayerNormGrad); statistics in f32, scale and bias in
-// the storage type, mean and inverse standard deviation as f32.
+// the storage type, mean and inverse standard deviation as f32; y (and so dy) in the storage type
+// or, for mixed precision's half layer norm of an f32 x, in y_dtype.
 //
 // Entries:
 //   forward  [fwd](x, scale, bias, y, mean, inv_std)    bias may be null without has_bias; mean
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "codegen/cuda/kernel_source.h"
 #include "dlc/dtype.h"
@@ -23,7 +25,8 @@ struct LayerNormSpec {
   DType dtype = DType::F32;
   int64_t rows = 1, cols = 1;
   double epsilon = 1e-5;
-  bool has_bias = true;  // forward only
+  bool has_bias = true;          // forward only
+  std::optional<DType> y_dtype;  // y's (forward) or dy's (backward) type where not dtype
 };
 
 KernelSource emit_layer_norm_forward(const LayerNormSpec& spec);

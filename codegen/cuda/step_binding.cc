@@ -298,6 +298,7 @@ StepBinding layer_norm(const StepView& s) {
   spec.rows = spec.cols ? x.numel() / spec.cols : 0;
   spec.epsilon = s.attrs.f("epsilon", 1e-5);
   spec.has_bias = s.has_input(2);
+  if (s.output(0).dtype != x.dtype) spec.y_dtype = s.output(0).dtype;
   for (int i = 1; i <= 2; ++i)
     if (s.has_input(i) && s.input(i).numel() != spec.cols)
       s.fail(fmt::format("input {} has {} elements, not one per normalized element ({})", i,
@@ -321,6 +322,7 @@ StepBinding layer_norm_grad(const StepView& s) {
   spec.cols = s.input(2).numel();
   spec.rows = spec.cols ? x.numel() / spec.cols : 0;
   spec.epsilon = s.attrs.f("epsilon", 1e-5);
+  if (s.input(0).dtype != x.dtype) spec.y_dtype = s.input(0).dtype;
   for (int i = 0; i < 3; ++i)
     if (!s.has_output(i))
       s.fail(fmt::format("output {} is absent (the kernels write dx, dscale and dbias)", i));

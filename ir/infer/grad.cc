@@ -26,7 +26,9 @@ const TensorType& float_dy(const InferContext& ctx) {
 void infer_LayerNormGrad(InferContext& ctx) {
   const TensorType& dy = float_dy(ctx);
   const TensorType& x = ctx.input(1);
-  if (dy != x) ctx.fail("dy {} and x {} must have one type", dy.str(), x.str());
+  // dy may be a half type where x is f32 (mixed precision's half layer norm result).
+  if (dy.shape != x.shape || !is_floating(x.dtype))
+    ctx.fail("dy {} and x {} must be floats of one shape", dy.str(), x.str());
   const int64_t axis = normalize_axis(ctx, ctx.attrs().i("axis", -1), x.rank());
   const TensorType normalized{x.dtype, Shape(x.shape.begin() + axis, x.shape.end())};
   if (ctx.input(2) != normalized)

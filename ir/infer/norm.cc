@@ -93,6 +93,12 @@ void infer_LayerNormalization(InferContext& ctx) {
   Shape stats_shape(x.shape.begin(), x.shape.begin() + axis);
   stats_shape.resize(size_t(rank), 1);
   ctx.outputs[0] = x;
+  if (ctx.attrs().has("y_dtype")) {
+    const std::string y = ctx.attrs().s("y_dtype");
+    const auto y_dtype = parse_dtype(y);
+    if (!y_dtype || !is_floating(*y_dtype)) ctx.fail("y_dtype must be a float dtype, got '{}'", y);
+    ctx.outputs[0].dtype = *y_dtype;
+  }
   for (int o = 1; o < ctx.num_outputs(); ++o) ctx.outputs[o] = TensorType{*stats_dtype, stats_shape};
 }
 

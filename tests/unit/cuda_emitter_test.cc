@@ -216,10 +216,10 @@ TEST(CudaEmitters, WorkspacesAndSplits) {
   EXPECT_EQ(bias.workspace_bytes, 1024);
   EXPECT_NE(bias.source.find("dlc_gather_index(row, c)"), std::string::npos);
 
-  const KernelSource ln = emit_layer_norm_backward({DType::F16, 64, 768, 1e-5, true});
+  const KernelSource ln = emit_layer_norm_backward({DType::F16, 64, 768, 1e-5, true, std::nullopt});
   ASSERT_EQ(ln.entries.size(), 2u);
   EXPECT_EQ(ln.workspace_bytes, 512);
-  const KernelSource ln_split = emit_layer_norm_backward({DType::F16, 16384, 64, 1e-5, true});
+  const KernelSource ln_split = emit_layer_norm_backward({DType::F16, 16384, 64, 1e-5, true, std::nullopt});
   ASSERT_EQ(ln_split.entries.size(), 3u);
   EXPECT_EQ(ln_split.entries[1].params[3], "workspace+131072");
 

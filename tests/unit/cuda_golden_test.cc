@@ -35,7 +35,8 @@ TEST(CudaGolden, ElementwiseBiasReluF16) {
 }
 
 TEST(CudaGolden, LayerNormForwardBf16) {
-  check_golden("layer_norm_fwd_bf16.cu", emit_layer_norm_forward({DType::BF16, 256, 768, 1e-5, true}));
+  check_golden("layer_norm_fwd_bf16.cu",
+               emit_layer_norm_forward({DType::BF16, 256, 768, 1e-5, true, std::nullopt}));
 }
 
 TEST(CudaGolden, AdamwUpdateF32) {

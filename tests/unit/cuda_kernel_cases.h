@@ -209,9 +209,12 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_softmax_forward({t, 4, 50, 9, true}));  // log-softmax over a middle axis
   v.push_back(emit_softmax_backward({t, 128, 1000, 1, false}));
   v.push_back(emit_softmax_backward({t, 4, 3000, 2, true}));
-  v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true}));
-  v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true}));    // one split
-  v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true}));  // split rows
+  v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true, std::nullopt}));
+  v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true, std::nullopt}));    // one split
+  v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true, std::nullopt}));  // split rows
+  // Mixed precision's layer norm of an f32 x with a y (and dy) of type t.
+  v.push_back(emit_layer_norm_forward({DType::F32, 256, 768, 1e-5, true, t}));
+  v.push_back(emit_layer_norm_backward({DType::F32, 64, 768, 1e-5, true, t}));
   v.push_back(emit_cross_entropy_forward({t, DType::I64, 64, 1000, 1, "mean", -100, false}));
   v.push_back(emit_cross_entropy_forward({t, DType::I32, 8, 10, 5, "none", std::nullopt, false}));
   v.push_back(emit_cross_entropy_backward({t, DType::I64, 64, 1000, 1, "mean", -100, false}));

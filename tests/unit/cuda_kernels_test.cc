@@ -356,7 +356,7 @@ TEST_P(CudaKernels, SoftmaxBackward) {
 
 TEST_P(CudaKernels, LayerNormForward) {
   const int64_t rows = 256, cols = 768;
-  const LayerNormSpec spec{dtype(), rows, cols, 1e-5, true};
+  const LayerNormSpec spec{dtype(), rows, cols, 1e-5, true, std::nullopt};
   const KernelSource ks = emit_layer_norm_forward(spec);
   Tensor x = random({rows, cols}, 7, -2.0, 3.0), scale = random({cols}, 8), bias = random({cols}, 9);
   DeviceBuffer dx = upload(x), ds = upload(scale), db = upload(bias), dy(x.bytes.size()), dmean(rows * 4),
@@ -381,7 +381,7 @@ TEST_P(CudaKernels, LayerNormForward) {
 
 TEST_P(CudaKernels, LayerNormBackward) {
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{64, 768}, {256, 768}, {16384, 64}}) {
-    const LayerNormSpec spec{dtype(), rows, cols, 1e-5, true};
+    const LayerNormSpec spec{dtype(), rows, cols, 1e-5, true, std::nullopt};
     const KernelSource ks = emit_layer_norm_backward(spec);
     Tensor dy = random({rows, cols}, 10), x = random({rows, cols}, 11, -2.0, 2.0), scale = random({cols}, 12);
     DeviceBuffer d_dy = upload(dy), d_x = upload(x), d_s = upload(scale), d_dx(x.bytes.size()),
@@ -404,6 +404,50 @@ TEST_P(CudaKernels, LayerNormBackward) {
     expect_close(download(d_dscale, {dtype(), {cols}}), dscale, dtype(), ks.name + " dscale");
     expect_close(download(d_dbias, {dtype(), {cols}}), dbias, dtype(), ks.name + " dbias");
   }
+}
+
+// Mixed precision's layer norm: f32 x, scale and bias, y of the case's type (rounded from f32), and
+// the backward with dy of that type; against the CPU kernels on the same values.
+TEST_P(CudaKernels, LayerNormOfF32WithResultOfTheCaseType) {
+  const int64_t rows = 64, cols = 768;
+  const LayerNormSpec spec{DType::F32, rows, cols, 1e-5, true, dtype()};
+  const auto f32 = [](const Shape& dims, uint32_t seed, double lo = -1.0, double hi = 1.0) {
+    return make(DType::F32, dims, random_values(num_elements(dims), seed, lo, hi));
+  };
+  Tensor x = f32({rows, cols}, 13, -2.0, 3.0), scale = f32({cols}, 14), bias = f32({cols}, 15),
+         dy = random({rows, cols}, 16);
+  Attrs attrs;
+  attrs.set("axis", int64_t(-1));
+  attrs.set("epsilon", 1e-5);
+  const KernelSource fwd = emit_layer_norm_forward(spec);
+  DeviceBuffer d_x = upload(x), d_s = upload(scale), d_b = upload(bias),
+               d_y(size_t(rows * cols) * dtype_size(dtype())), d_mean(rows * 4), d_inv(rows * 4);
+  run_kernels(fwd, {{"x", ptr(d_x)},
+                    {"scale", ptr(d_s)},
+                    {"bias", ptr(d_b)},
+                    {"y", ptr(d_y)},
+                    {"mean", ptr(d_mean)},
+                    {"inv_std", ptr(d_inv)}});
+  Tensor y(TensorType{DType::F32, {rows, cols}}), mean(TensorType{DType::F32, {rows, 1}}),
+      inv(TensorType{DType::F32, {rows, 1}});
+  run_cpu("LayerNormalization", attrs, {&x, &scale, &bias}, {&y, &mean, &inv});
+  expect_close(download(d_y, {dtype(), {rows, cols}}), y, dtype(), fwd.name + " y");
+
+  const KernelSource bwd = emit_layer_norm_backward(spec);
+  DeviceBuffer d_dy = upload(dy), d_dx(x.bytes.size()), d_dscale(scale.bytes.size()),
+               d_dbias(scale.bytes.size());
+  run_kernels(bwd, {{"dy", ptr(d_dy)},
+                    {"x", ptr(d_x)},
+                    {"scale", ptr(d_s)},
+                    {"dx", ptr(d_dx)},
+                    {"dscale", ptr(d_dscale)},
+                    {"dbias", ptr(d_dbias)}});
+  Tensor dyf = to_f32(dy), dx(TensorType{DType::F32, {rows, cols}}), dscale(TensorType{DType::F32, {cols}}),
+         dbias(TensorType{DType::F32, {cols}});
+  run_cpu("LayerNormGrad", attrs, {&dyf, &x, &scale}, {&dx, &dscale, &dbias});
+  expect_close(download(d_dx, {DType::F32, {rows, cols}}), dx, DType::F32, bwd.name + " dx");
+  expect_close(download(d_dscale, {DType::F32, {cols}}), dscale, DType::F32, bwd.name + " dscale");
+  expect_close(download(d_dbias, {DType::F32, {cols}}), dbias, DType::F32, bwd.name + " dbias");
 }
 
 // ---- softmax cross-entropy

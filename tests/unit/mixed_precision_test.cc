@@ -205,6 +205,93 @@ TEST(MixedPrecision, SoftmaxReadOnlyByHalfOpsRunsInHalf) {
   passes::MixedPrecision pass2(DType::F16);
   pass2.run(*g2);
   EXPECT_EQ(pass2.stats().at("softmax_in_half"), 0);
+  EXPECT_EQ(pass2.stats().at("layer_norms_in_half"), 0) << "its result goes to the f32 Softmax";
+}
+
+// The outputs of `g` (its parameters as initializers) for `inputs`, on the CPU.
+std::vector<Tensor> run_graph(const ir::Graph& g, const std::map<std::string, Tensor>& inputs) {
+  std::unique_ptr<Session> s = Session::create(codegen::lower_to_plan(g), {1});
+  for (const auto& [name, value] : inputs) s->set_input(name, value);
+  s->run();
+  std::vector<Tensor> out;
+  for (const Session::Signature& o : s->outputs()) out.push_back(s->output(o.name));
+  return out;
+}
+
+TEST(MixedPrecision, LayerNormReadOnlyByHalfOpsGivesAHalfResult) {
+  // A transformer's LayerNormalization -> MatMul: the layer norm reads f32 x and gives the MatMul
+  // its half result directly (y_dtype), no f32 result and Cast.
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", TensorType{DType::F32, {4, 6}});
+  ir::Value* scale = g.add_parameter("scale", test::random_normal({6}, 3));
+  ir::Value* bias = g.add_parameter("bias", test::random_normal({6}, 4));
+  ir::Value* w = g.add_parameter("w", test::random_normal({6, 2}, 5));
+  ir::Value* y = g.add_node(ir::OpKind::LayerNormalization, {x, scale, bias}, {}, {"y"})->outputs[0];
+  g.add_output(g.add_node(ir::OpKind::MatMul, {y, w}, {}, {"out"})->outputs[0]);
+  passes::MixedPrecision pass(DType::BF16);
+  EXPECT_TRUE(pass.run(g));
+  ir::verify(g);
+  EXPECT_EQ(pass.stats().at("layer_norms_in_half"), 1);
+  const ir::Node* ln = only_node(g, ir::OpKind::LayerNormalization);
+  EXPECT_EQ(ln->inputs[0], x);
+  EXPECT_EQ(ln->attrs.s("y_dtype", ""), "bf16");
+  EXPECT_EQ(ln->outputs[0]->type, (TensorType{DType::BF16, {4, 6}}));
+  const std::vector<ir::Node*> readers = g.users(ln->outputs[0]);
+  ASSERT_EQ(readers.size(), 1u);
+  EXPECT_EQ(readers[0]->op, ir::OpKind::MatMul);
+  EXPECT_EQ(g.find_value("y"), nullptr) << "the f32 result is gone";
+}
+
+TEST(MixedPrecision, HalfLayerNormResultAndGradientAreTheCastBits) {
+  // LayerNormalization {y_dtype = bf16} gives Cast(LayerNormalization) bit for bit, and
+  // LayerNormGrad with a bf16 dy gives what it gives with that dy widened to f32 (CPU kernels).
+  const Tensor x = test::random_normal({3, 8}, 30);
+  const Tensor dy = [] {
+    Tensor f = test::random_normal({3, 8}, 31);
+    const std::vector<double> v = f.as_double();
+    return Tensor::from_double(DType::BF16, v, {3, 8});
+  }();
+  Attrs to_bf16, half_y;
+  to_bf16.set("to", std::string("bf16"));
+  half_y.set("y_dtype", std::string("bf16"));
+  const auto forward = [&](bool half_result) {
+    ir::Graph g;
+    ir::Value* in = g.add_input("x", TensorType{DType::F32, {3, 8}});
+    ir::Value* scale = g.add_parameter("scale", test::random_normal({8}, 32));
+    ir::Value* bias = g.add_parameter("bias", test::random_normal({8}, 33));
+    ir::Value* y =
+        g.add_node(ir::OpKind::LayerNormalization, {in, scale, bias}, half_result ? half_y : Attrs{})
+            ->outputs[0];
+    g.add_output(half_result ? y : g.add_node(ir::OpKind::Cast, {y}, to_bf16)->outputs[0]);
+    return run_graph(g, {{"x", x}});
+  };
+  const std::vector<Tensor> cast = forward(false), half = forward(true);
+  EXPECT_EQ(half.at(0).type.dtype, DType::BF16);
+  EXPECT_EQ(half.at(0), cast.at(0));
+
+  const auto backward = [&](bool half_dy) {
+    ir::Graph g;
+    ir::Value* in = g.add_input("x", TensorType{DType::F32, {3, 8}});
+    ir::Value* d = g.add_input("dy", TensorType{DType::BF16, {3, 8}});
+    ir::Value* scale = g.add_parameter("scale", test::random_normal({8}, 34));
+    if (!half_dy) {
+      Attrs to_f32;
+      to_f32.set("to", std::string("f32"));
+      d = g.add_node(ir::OpKind::Cast, {d}, to_f32)->outputs[0];
+    }
+    Attrs axis;
+    axis.set("axis", int64_t(1));
+    for (ir::Value* v :
+         g.add_node(ir::OpKind::LayerNormGrad, {d, in, scale}, axis, {"dx", "dscale", "dbias"})->outputs)
+      g.add_output(v);
+    return run_graph(g, {{"x", x}, {"dy", dy}});
+  };
+  const std::vector<Tensor> wide = backward(false), narrow = backward(true);
+  ASSERT_EQ(narrow.size(), 3u);
+  for (size_t o = 0; o < 3; ++o) {
+    EXPECT_EQ(narrow[o].type.dtype, DType::F32) << o;
+    EXPECT_EQ(narrow[o], wide[o]) << "output " << o;
+  }
 }
 
 TEST(MixedPrecision, UnknownPrecisionIsAnError) {

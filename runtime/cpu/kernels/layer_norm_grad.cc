@@ -9,6 +9,7 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -75,6 +76,8 @@ void layer_norm_grad(KernelContext& ctx) {
 }  // namespace
 
 void kernel_LayerNormGrad(KernelContext& ctx) {
+  // Mixed precision's half dy of an f32 x: computed in f32.
+  if (ctx.inputs[0].dtype != ctx.inputs[1].dtype && run_widened(ctx, kernel_LayerNormGrad)) return;
   dispatch_float(ctx.inputs[1].dtype, ctx,
                  [&](auto tag) { layer_norm_grad<typename decltype(tag)::type>(ctx); });
 }

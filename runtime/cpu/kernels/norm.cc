@@ -261,6 +261,8 @@ void kernel_InstanceNormalization(KernelContext& ctx) {
 }
 
 void kernel_LayerNormalization(KernelContext& ctx) {
+  // Mixed precision's half y of an f32 x: computed in f32, y rounded.
+  if (ctx.outputs[0].dtype != ctx.inputs[0].dtype && run_widened(ctx, kernel_LayerNormalization)) return;
   const DType stats = ctx.has_output(1)   ? ctx.outputs[1].dtype
                       : ctx.has_output(2) ? ctx.outputs[2].dtype
                                           : DType::F32;

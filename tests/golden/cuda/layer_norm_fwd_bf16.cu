@@ -62,6 +62,7 @@ __device__ __forceinline__ float dlc_row_sum(float v, float*) { return dlc_warp_
 __device__ __forceinline__ float dlc_row_max(float v, float*) { return dlc_warp_max(v); }
 
 using T = __nv_bfloat16;
+using Y = __nv_bfloat16;  // y's and dy's type: T, or a half type where T is f32 (mixed precision)
 constexpr float kEpsilon = 1e-05f;
 
 __device__ __forceinline__ void dlc_row_statistics(const T* __restrict__ xr, float* scratch, float& mean,
@@ -81,16 +82,16 @@ constexpr bool kHasBias = true;
 
 extern "C" __global__ void __launch_bounds__(256) dlc_layer_norm_fwd_bf16_256x768(
     const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
-    T* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out) {
+    Y* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out) {
   __shared__ float scratch[32];
   for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
     const T* xr = x + dlc_row_base(row);
-    T* yr = y + dlc_row_base(row);
+    Y* yr = y + dlc_row_base(row);
     float mean, inv_std;
     dlc_row_statistics(xr, scratch, mean, inv_std);
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) {
       const float b = kHasBias ? dlc_to_float(bias[c]) : 0.0f;
-      yr[c] = dlc_from_float<T>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[c]) + b);
+      yr[c] = dlc_from_float<Y>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[c]) + b);
     }
     if (dlc_row_lane() == 0) {
       if (mean_out) mean_out[row] = mean;
