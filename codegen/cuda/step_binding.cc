@@ -276,16 +276,27 @@ StepBinding arg_extremum(const StepView& s, bool max) {
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
-StepBinding softmax(const StepView& s, bool log) {
+// The [outer, extent, inner] view of a softmax step's first operand along its axis.
+SoftmaxSpec softmax_spec(const StepView& s, bool log) {
   const TensorType x = s.input(0);
-  const int64_t rank = int64_t(x.shape.size());
-  const int64_t axis = normalized_axis(s, s.attrs.i("axis", -1), rank);
+  const int64_t axis = normalized_axis(s, s.attrs.i("axis", -1), int64_t(x.shape.size()));
   SoftmaxSpec spec;
   spec.dtype = x.dtype;
   spec.log = log;
   split_dims(x.shape, axis, axis, spec.outer, spec.extent, spec.inner);
+  return spec;
+}
+
+StepBinding softmax(const StepView& s, bool log) {
+  const SoftmaxSpec spec = softmax_spec(s, log);
   return emitted(s, [&] { return emit_softmax_forward(spec); },
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
+}
+
+StepBinding softmax_grad(const StepView& s) {
+  const SoftmaxSpec spec = softmax_spec(s, false);
+  return emitted(s, [&] { return emit_softmax_backward(spec); },
+                 {{"dy", input_operand(0)}, {"y", input_operand(1)}, {"dx", output_operand(0)}});
 }
 
 StepBinding layer_norm(const StepView& s) {
@@ -687,6 +698,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"ReduceSumSquare", [](const StepView& s) { return reduce(s, ReduceOp::SumSquare); }},
       {"ReduceLogSum", [](const StepView& s) { return reduce(s, ReduceOp::LogSum); }},
       {"Softmax", [](const StepView& s) { return softmax(s, false); }},
+      {"SoftmaxGrad", softmax_grad},
       {"LogSoftmax", [](const StepView& s) { return softmax(s, true); }},
       {"LayerNormalization", layer_norm},
       {"LayerNormGrad", layer_norm_grad},

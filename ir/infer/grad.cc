@@ -37,6 +37,13 @@ void infer_LayerNormGrad(InferContext& ctx) {
   ctx.outputs[1] = ctx.outputs[2] = normalized;
 }
 
+void infer_SoftmaxGrad(InferContext& ctx) {
+  const TensorType& dy = float_dy(ctx);
+  if (ctx.input(1) != dy) ctx.fail("dy {} and y {} must have one type", dy.str(), ctx.input(1).str());
+  normalize_axis(ctx, ctx.attrs().i("axis", -1), dy.rank());
+  ctx.outputs[0] = dy;
+}
+
 void infer_GatherGrad(InferContext& ctx) {
   const TensorType& dy = float_dy(ctx);
   const TensorType& idx = ctx.input(1);

@@ -121,11 +121,10 @@ void grad_reduce_log_sum_exp(GradContext& c) {
 }
 
 void grad_softmax(GradContext& c) {
-  // dx = y * (dy - Σ dy·y) along the axis.
-  ir::Value* y = widened(c, c.y());
-  ir::Value* dy = widened(c, c.dy());
-  ir::Value* s = sum_along(c, c.mul(dy, y), softmax_axis(c));
-  c.set_dx(0, c.cast(c.mul(y, c.sub(dy, s)), c.y()->type.dtype));
+  // dx = y * (dy - Σ dy·y) along the axis: one SoftmaxGrad (in the half type too, f32 inside).
+  Attrs a;
+  a.set("axis", softmax_axis(c));
+  c.set_dx(0, c.emit(OpKind::SoftmaxGrad, {c.dy(), c.y()}, a));
 }
 
 void grad_log_softmax(GradContext& c) {
