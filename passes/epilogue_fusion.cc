@@ -4,6 +4,7 @@
 #include "passes/epilogue_fusion.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <map>
 
@@ -60,8 +61,12 @@ class EpilogueFuser {
     for (ir::Node* n : nodes) {
       if (n->op == OpKind::Mul && fold_scale(n))
         ++c.scales;
+      else if (n->op == OpKind::Mul && fold_operand_scale(n))
+        ++c.operand_scales;
       else if (n->op == OpKind::Cast && fold_half_scale(n))
         ++c.half_scales;
+      else if (n->op == OpKind::Cast && fold_half_operand_scale(n))
+        ++c.half_operand_scales;
       else if (n->op == OpKind::Add)
         fold_add(n, &c);
       else if (n->op == OpKind::Relu)
@@ -142,6 +147,70 @@ class EpilogueFuser {
       return true;
     }
     return false;
+  }
+
+  // The power-of-two scalar constant `mul` multiplies by, and the other operand; null when it has
+  // no such operand.
+  static std::pair<double, ir::Value*> power_of_two_scale(const ir::Node* mul) {
+    for (size_t i = 0; i < 2; ++i) {
+      const ir::Value* k = mul->inputs[i];
+      if (k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 || !is_floating(k->type.dtype))
+        continue;
+      const double v = k->data->as_double()[0];
+      int exponent = 0;
+      if (v != 0 && std::isfinite(v) && std::abs(std::frexp(v, &exponent)) == 0.5)
+        return {v, mul->inputs[1 - i]};
+    }
+    return {0, nullptr};
+  }
+
+  // Every reader of `y` is a MatMul taking it as operand a or b (not a bias or residual).
+  bool read_only_as_matmul_operand(const ir::Value* y) const {
+    const std::vector<ir::Node*> users = g_.users(y);
+    if (g_.is_pinned(y) || users.empty()) return false;
+    for (const ir::Node* u : users)
+      if (!is_matmul(u) || std::find(u->inputs.begin() + 2, u->inputs.end(), y) != u->inputs.end())
+        return false;
+    return true;
+  }
+
+  // The MatMuls reading `y` read `x` instead, alpha multiplied by k per operand: (k x) B = k (x B).
+  void scale_readers(ir::Value* y, ir::Value* x, double k) {
+    for (ir::Node* u : g_.users(y))
+      for (size_t i = 0; i < 2; ++i)
+        if (u->inputs[i] == y) {
+          u->inputs[i] = x;
+          u->attrs.set("alpha", u->attrs.f("alpha", 1.0) * k);
+        }
+  }
+
+  // Rewrite 6: MatMul(Mul(x, k), b) -> MatMul(x, b) with alpha *= k, for a power-of-two scalar k
+  // and a Mul whose readers are all MatMuls taking it as an operand (attention's score gradient,
+  // scaled for the query and key gradients): exact, barring overflow and subnormals.
+  bool fold_operand_scale(ir::Node* mul) {
+    const auto [k, x] = power_of_two_scale(mul);
+    ir::Value* y = mul->outputs[0];
+    if (!x || x->type != y->type || !read_only_as_matmul_operand(y)) return false;
+    scale_readers(y, x, k);
+    g_.remove_node(mul);
+    return true;
+  }
+
+  // The same across mixed precision's casts: MatMul(Cast_half(Mul(Cast_f32(h), k)), b) ->
+  // MatMul(h, b) with alpha *= k (the half score gradient, widened for the scale and narrowed
+  // for the half MatMuls). The Cast, Mul and Cast go.
+  bool fold_half_operand_scale(ir::Node* narrow) {
+    ir::Value* y = narrow->outputs[0];
+    if (!is_half(y->type.dtype)) return false;
+    ir::Node* mul = sole_producer(narrow->inputs[0], narrow, {OpKind::Mul});
+    if (!mul) return false;
+    const auto [k, wide] = power_of_two_scale(mul);
+    ir::Node* widen = wide ? sole_producer(wide, mul, {OpKind::Cast}) : nullptr;
+    if (!widen || widen->inputs[0]->type != y->type || !read_only_as_matmul_operand(y)) return false;
+    scale_readers(y, widen->inputs[0], k);
+    for (ir::Node* dead : {widen, mul, narrow}) std::fill(dead->inputs.begin(), dead->inputs.end(), nullptr);
+    for (ir::Node* dead : {narrow, mul, widen}) g_.remove_node(dead);
+    return true;
   }
 
   // Cast_half(Mul(Cast_f32(MatMul_half), k)) -> MatMul_half with alpha *= k (rewrite 3), each

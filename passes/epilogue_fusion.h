@@ -27,9 +27,14 @@
 //      (it never has one for a Relu's gradient);
 //   5. BatchNormGrad(ReluGrad(dy, y), x, scale) -> BatchNormGrad(dy, x, scale, y) with activation
 //      = "relu", for a ReluGrad result used only there: with 4, a Conv -> BatchNormalization ->
-//      Relu block runs as two kernels forward and two backward (cuDNN's BN_ACTIVATION ops).
+//      Relu block runs as two kernels forward and two backward (cuDNN's BN_ACTIVATION ops);
+//   6. MatMul(Mul(x, k), b) -> MatMul(x, b) with alpha *= k, also across mixed precision's casts
+//      (MatMul(Cast_half(Mul(Cast_f32(h), k)), b) -> MatMul(h, b)), for a power-of-two scalar
+//      constant k and a Mul whose readers are all MatMuls taking it as an operand: attention's
+//      score gradient, scaled by 1/sqrt(head size) for the query and key gradients. Exact for the
+//      power of two (barring overflow and subnormals).
 // Only direct producer/consumer pairs fold (never across a Cast, so mixed precision's half
-// MatMuls keep their f32 Adds; the half scale above is the one exception); the folded result has no other
+// MatMuls keep their f32 Adds; the half scales of 3 and 6 are the exceptions); the folded result has no other
 // user and is not a graph output or state update; operands are rank >= 2 (any rank for a Relu); the folded
 // value is taken over (its name, role and every reference stay), so a `W@grad` gradient produced by a
 // Transpose is then the MatMul's result. f32 results are bit-identical to the unfused ops on the CPU (each
@@ -45,21 +50,24 @@
 namespace dlc::passes {
 
 struct EpilogueFusionCounts {
-  int64_t operand_transposes = 0;  // Transposes of operands removed (rewrite 1)
-  int64_t result_transposes = 0;   // Transposes of results removed (rewrite 2)
-  int64_t scales = 0;              // Muls folded into alpha
-  int64_t half_scales = 0;         // Muls between mixed precision's casts folded into alpha
-  int64_t biases = 0;              // Adds folded into the bias
-  int64_t residuals = 0;           // Adds folded into the residual
-  int64_t activations = 0;         // Relus folded into a MatMul's activation
-  int64_t conv_activations = 0;    // Relus folded into a Conv's activation
-  int64_t conv_residuals = 0;      // Adds folded into a Conv's or ConvTranspose's residual
-  int64_t norm_activations = 0;    // Relus folded into a BatchNormalization's activation
-  int64_t norm_relu_grads = 0;     // ReluGrads folded into a BatchNormGrad
-  int64_t dead_nodes = 0;          // dead nodes removed first (not in total())
+  int64_t operand_transposes = 0;   // Transposes of operands removed (rewrite 1)
+  int64_t result_transposes = 0;    // Transposes of results removed (rewrite 2)
+  int64_t scales = 0;               // Muls folded into alpha
+  int64_t half_scales = 0;          // Muls between mixed precision's casts folded into alpha
+  int64_t operand_scales = 0;       // Muls of a MatMul operand folded into its readers' alpha (rewrite 6)
+  int64_t half_operand_scales = 0;  // the same between mixed precision's casts
+  int64_t biases = 0;               // Adds folded into the bias
+  int64_t residuals = 0;            // Adds folded into the residual
+  int64_t activations = 0;          // Relus folded into a MatMul's activation
+  int64_t conv_activations = 0;     // Relus folded into a Conv's activation
+  int64_t conv_residuals = 0;       // Adds folded into a Conv's or ConvTranspose's residual
+  int64_t norm_activations = 0;     // Relus folded into a BatchNormalization's activation
+  int64_t norm_relu_grads = 0;      // ReluGrads folded into a BatchNormGrad
+  int64_t dead_nodes = 0;           // dead nodes removed first (not in total())
   int64_t total() const {
-    return operand_transposes + result_transposes + scales + half_scales + biases + residuals + activations +
-           conv_activations + conv_residuals + norm_activations + norm_relu_grads;
+    return operand_transposes + result_transposes + scales + half_scales + operand_scales +
+           half_operand_scales + biases + residuals + activations + conv_activations + conv_residuals +
+           norm_activations + norm_relu_grads;
   }
 };
 

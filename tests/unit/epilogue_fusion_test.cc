@@ -290,6 +290,8 @@ void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   EXPECT_EQ(got.result_transposes, want.result_transposes) << text;
   EXPECT_EQ(got.scales, want.scales) << text;
   EXPECT_EQ(got.half_scales, want.half_scales) << text;
+  EXPECT_EQ(got.operand_scales, want.operand_scales) << text;
+  EXPECT_EQ(got.half_operand_scales, want.half_operand_scales) << text;
   EXPECT_EQ(got.biases, want.biases) << text;
   EXPECT_EQ(got.residuals, want.residuals) << text;
   EXPECT_EQ(got.activations, want.activations) << text;
@@ -298,7 +300,9 @@ void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   EXPECT_EQ(got.norm_activations, want.norm_activations) << text;
   EXPECT_EQ(got.norm_relu_grads, want.norm_relu_grads) << text;
   // A half scale takes its two Casts with it.
-  EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - size_t(got.total() + 2 * got.half_scales)) << text;
+  EXPECT_EQ(fused.num_nodes(),
+            plain.num_nodes() - size_t(got.total() + 2 * (got.half_scales + got.half_operand_scales)))
+      << text;
   ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
   for (size_t i = 0; i < plain.outputs().size(); ++i) {
     EXPECT_EQ(fused.outputs()[i]->name, plain.outputs()[i]->name);
@@ -536,6 +540,41 @@ TEST(EpilogueFusion, ScaleBetweenMixedPrecisionCasts) {
         g.add_output(scores);
       },
       {});
+}
+
+// Attention's score gradient, scaled by 1/sqrt(head size) and read by the query and key
+// gradients' MatMuls (as operand a and as operand b): the scale becomes their alpha (f32 bit for
+// bit for a power of two), also between mixed precision's casts; not for a scale that is not a
+// power of two, nor when something other than a MatMul operand reads the scaled value.
+TEST(EpilogueFusion, OperandScaleFoldsIntoEveryMatMulReader) {
+  const auto build = [](double k, bool other_reader) {
+    return [k, other_reader](ir::Graph& g) {
+      ir::Value* ds = g.add_input("ds", {DType::F32, {2, 4, 4}});
+      ir::Value* q = g.add_input("q", {DType::F32, {2, 4, 3}});
+      ir::Value* s = op(g, OpKind::Mul, {ds, scalar(g, DType::F32, k)});
+      g.add_output(op(g, OpKind::MatMul, {s, q}, {}, "dk"));
+      g.add_output(op(g, OpKind::MatMul, {q, s}, flags(true, false), "dq"));
+      if (other_reader) g.add_output(op(g, OpKind::Relu, {s}, {}, "r"));
+    };
+  };
+  check(build(0.125, false), {.operand_scales = 1});
+  check(build(0.3, false), {});
+  check(build(0.125, true), {});
+  for (DType t : {DType::F16, DType::BF16})
+    check(
+        [t](ir::Graph& g) {
+          ir::Value* ds = g.add_input("ds", {t, {2, 4, 4}});
+          ir::Value* q = g.add_input("q", {t, {2, 4, 3}});
+          Attrs to_f32, to_half;
+          to_f32.set("to", std::string("f32"));
+          to_half.set("to", std::string(dtype_name(t)));
+          ir::Value* s =
+              op(g, OpKind::Mul, {op(g, OpKind::Cast, {ds}, to_f32), scalar(g, DType::F32, 0.125)});
+          ir::Value* narrow = op(g, OpKind::Cast, {s}, to_half);
+          g.add_output(op(g, OpKind::MatMul, {narrow, q}, {}, "dk"));
+          g.add_output(op(g, OpKind::MatMul, {q, narrow}, flags(true, false), "dq"));
+        },
+        {.half_operand_scales = 1});
 }
 
 TEST(EpilogueFusion, MustNotFire) {
