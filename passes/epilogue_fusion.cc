@@ -93,15 +93,28 @@ class EpilogueFuser {
     g_.remove_node(consumer);
   }
 
-  // Rewrite 1: every user of the Transpose is a MatMul reading it as an operand.
-  bool fold_operand_transpose(ir::Node* t) {
-    ir::Value* y = t->outputs[0];
+  // Every reader of `y` is a MatMul taking it as operand a or b (not a bias or residual).
+  bool read_only_as_matmul_operand(const ir::Value* y) const {
     const std::vector<ir::Node*> users = g_.users(y);
     if (g_.is_pinned(y) || users.empty()) return false;
     for (const ir::Node* u : users)
       if (!is_matmul(u) || std::find(u->inputs.begin() + 2, u->inputs.end(), y) != u->inputs.end())
         return false;
-    for (ir::Node* u : users)
+    return true;
+  }
+
+  // The nodes of a chain the rewrite has made dead (each read only by the next, the last's result
+  // taken over or no longer read): unlinked from each other, then removed.
+  void remove_chain(std::initializer_list<ir::Node*> chain) {
+    for (ir::Node* dead : chain) std::fill(dead->inputs.begin(), dead->inputs.end(), nullptr);
+    for (ir::Node* dead : chain) g_.remove_node(dead);
+  }
+
+  // Rewrite 1: every user of the Transpose is a MatMul reading it as an operand.
+  bool fold_operand_transpose(ir::Node* t) {
+    ir::Value* y = t->outputs[0];
+    if (!read_only_as_matmul_operand(y)) return false;
+    for (ir::Node* u : g_.users(y))
       for (int i = 0; i < 2; ++i)
         if (u->inputs[size_t(i)] == y) {
           u->inputs[size_t(i)] = t->inputs[0];
@@ -164,16 +177,6 @@ class EpilogueFuser {
     return {0, nullptr};
   }
 
-  // Every reader of `y` is a MatMul taking it as operand a or b (not a bias or residual).
-  bool read_only_as_matmul_operand(const ir::Value* y) const {
-    const std::vector<ir::Node*> users = g_.users(y);
-    if (g_.is_pinned(y) || users.empty()) return false;
-    for (const ir::Node* u : users)
-      if (!is_matmul(u) || std::find(u->inputs.begin() + 2, u->inputs.end(), y) != u->inputs.end())
-        return false;
-    return true;
-  }
-
   // The MatMuls reading `y` read `x` instead, alpha multiplied by k per operand: (k x) B = k (x B).
   void scale_readers(ir::Value* y, ir::Value* x, double k) {
     for (ir::Node* u : g_.users(y))
@@ -208,8 +211,7 @@ class EpilogueFuser {
     ir::Node* widen = wide ? sole_producer(wide, mul, {OpKind::Cast}) : nullptr;
     if (!widen || widen->inputs[0]->type != y->type || !read_only_as_matmul_operand(y)) return false;
     scale_readers(y, widen->inputs[0], k);
-    for (ir::Node* dead : {widen, mul, narrow}) std::fill(dead->inputs.begin(), dead->inputs.end(), nullptr);
-    for (ir::Node* dead : {narrow, mul, widen}) g_.remove_node(dead);
+    remove_chain({widen, mul, narrow});
     return true;
   }
 
@@ -229,10 +231,7 @@ class EpilogueFuser {
         continue;
       mm->attrs.set("alpha", mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
       take_over_values(mm, {narrow->outputs[0]});
-      // The Cast, Mul and Cast now only feed each other: unlinked, then removed.
-      for (ir::Node* dead : {widen, mul, narrow})
-        std::fill(dead->inputs.begin(), dead->inputs.end(), nullptr);
-      for (ir::Node* dead : {widen, mul, narrow}) g_.remove_node(dead);
+      remove_chain({widen, mul, narrow});  // they now only feed each other
       return true;
     }
     return false;
