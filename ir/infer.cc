@@ -4,11 +4,13 @@
 
 #include <algorithm>
 
+#include "dlc/channels_last.h"
+
 namespace dlc::ir {
 
 const TensorType& InferContext::input(int i) const {
   if (!has_input(i)) fail("input {} is required", i);
-  return node.inputs[i]->type;
+  return input_types.empty() ? node.inputs[i]->type : input_types[size_t(i)];
 }
 
 void InferContext::fail_message(const std::string& msg) const {
@@ -52,7 +54,7 @@ void check_activation(const InferContext& ctx) {
 }
 
 std::vector<TensorType> infer_types(const Node& node, int num_outputs) {
-  InferContext ctx{node, std::vector<TensorType>(size_t(num_outputs))};
+  InferContext ctx{node, std::vector<TensorType>(size_t(num_outputs)), {}};
   const OpInfo& info = node.info();
   int n_in = int(node.inputs.size());
   if (n_in < info.min_inputs || (info.max_inputs >= 0 && n_in > info.max_inputs))
@@ -61,7 +63,19 @@ std::vector<TensorType> infer_types(const Node& node, int num_outputs) {
     ctx.fail("has {}..{} outputs, got {}", info.min_outputs, info.max_outputs, num_outputs);
   for (int i = 0; i < info.min_inputs; ++i)
     if (!node.inputs[i]) ctx.fail("input {} is required", i);
+  if (!is_channels_last(node.attrs)) {
+    info.infer(ctx);
+    return ctx.outputs;
+  }
+  // Channels-last: the op's inference on the channels-first types, its results permuted back.
+  if (!takes_channels_last(op_name(node.op))) ctx.fail("has no channels-last form");
+  for (const Value* v : node.inputs) {
+    TensorType t = v ? v->type : TensorType{};
+    t.shape = channels_first_dims(t.shape);
+    ctx.input_types.push_back(t);
+  }
   info.infer(ctx);
+  for (TensorType& t : ctx.outputs) t.shape = channels_last_dims(t.shape);
   return ctx.outputs;
 }
 

@@ -14,6 +14,9 @@ namespace dlc::ir {
 struct InferContext {
   const Node& node;
   std::vector<TensorType> outputs;  // sized to the node's output count; fill every entry
+  /// When not empty, the input types the op's inference sees in place of the node's (a
+  /// channels-last node's inputs in channels-first order, dlc/channels_last.h).
+  std::vector<TensorType> input_types;
 
   int num_inputs() const { return int(node.inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && node.inputs[i] != nullptr; }

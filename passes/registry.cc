@@ -5,6 +5,7 @@
 
 #include "dlc/error.h"
 #include "passes/canonicalize.h"
+#include "passes/channels_last.h"
 #include "passes/constant_fold.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -44,6 +45,7 @@ const std::vector<Registration>& table() {
           return std::make_unique<CommonSubexpressionElimination>();
         },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Canonicalize>(); },
+        [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<ChannelsLast>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Fusion>(); },
         // `dlc opt` runs it with bf16 (fp16 differs only by the loss scale, tested in C++).
         [](const PassServices&) -> std::unique_ptr<Pass> {

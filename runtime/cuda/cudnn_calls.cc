@@ -9,6 +9,7 @@
 #include <map>
 
 #include "codegen/cuda/kernel_source.h"
+#include "dlc/channels_last.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/owned_handle.h"
@@ -33,21 +34,30 @@ cudnnDataType_t data_type(const std::string& dtype, const std::string& what) {
   throw Error(fmt::format("{}: cuDNN calls on {} are not supported (f32, f16, bf16)", what, dtype));
 }
 
-TensorDesc tensor_desc(cudnnDataType_t type, const std::vector<int>& dims) {
+// A step operand's dims in the op's channels-first order (N, C, spatial…): a channels-last
+// step's operands of rank 3 or more are stored (N, spatial…, C) (dlc/channels_last.h).
+Shape operand_dims(const Attrs& params, const std::string& name) {
+  const Shape& dims = params.ints(name);
+  return is_channels_last(params) ? channels_first_dims(dims) : dims;
+}
+
+// A packed tensor of channels-first `dims`, stored in that order or (`channels_last`) with the
+// channels innermost, cuDNN's NHWC.
+TensorDesc tensor_desc(cudnnDataType_t type, const std::vector<int>& dims, bool channels_last = false) {
   cudnnTensorDescriptor_t d = nullptr;
   DLC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
   TensorDesc owned(d);
-  std::vector<int> strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
+  const std::vector<int> strides = packed_strides(dims, channels_last);
   DLC_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, type, int(dims.size()), dims.data(), strides.data()));
   return owned;
 }
 
-FilterDesc filter_desc(cudnnDataType_t type, const std::vector<int>& dims) {
+FilterDesc filter_desc(cudnnDataType_t type, const std::vector<int>& dims, bool channels_last) {
   cudnnFilterDescriptor_t d = nullptr;
   DLC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d));
   FilterDesc owned(d);
-  DLC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d, type, CUDNN_TENSOR_NCHW, int(dims.size()), dims.data()));
+  DLC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d, type, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                             int(dims.size()), dims.data()));
   return owned;
 }
 
@@ -148,17 +158,18 @@ struct Epilogue {
 };
 
 // The descriptors of one convolution, from its input (N, C, spatial…) through `filter` to its
-// output: a forward Conv reads x and writes y; ConvTranspose is the backward data of the
-// convolution from its result to its input; ConvGradFilter the backward filter of the forward one.
+// output (channels-first dims, operand_dims): a forward Conv reads x and writes y; ConvTranspose is the
+// backward data of the convolution from its result to its input; ConvGradFilter the backward filter of the
+// forward one.
 struct Convolution {
   Convolution(LibraryHandles& handles, const Attrs& params, const std::string& what, const Shape& input,
               const Shape& filter, const Shape& output)
       : h(static_cast<cudnnHandle_t>(handles.cudnn())),
         type(data_type(params.s("dtype"), what)),
         geometry(window_geometry(params, input, output, spatial_of(filter), what)),
-        input_desc(tensor_desc(type, window_dims(input, geometry))),
-        output_desc(tensor_desc(type, window_dims(output, geometry))),
-        weight_desc(filter_desc(type, window_dims(filter, geometry))),
+        input_desc(tensor_desc(type, window_dims(input, geometry), is_channels_last(params))),
+        output_desc(tensor_desc(type, window_dims(output, geometry), is_channels_last(params))),
+        weight_desc(filter_desc(type, window_dims(filter, geometry), is_channels_last(params))),
         conv(conv_desc(geometry, type)) {}
 
   // cuDNN's choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem; a 16-bit
@@ -185,9 +196,10 @@ struct Convolution {
 class ConvolutionForward final : public LibraryCall {
  public:
   ConvolutionForward(LibraryHandles& handles, const Attrs& params, const std::string& what)
-      : c_(handles, params, what, params.ints("input0_dims"), params.ints("input1_dims"),
-           params.ints("output0_dims")),
-        epilogue_(params, c_.type, params.ints("output0_dims"), c_.geometry, params.f("alpha2", 0.0) != 0.0) {
+      : c_(handles, params, what, operand_dims(params, "input0_dims"), operand_dims(params, "input1_dims"),
+           operand_dims(params, "output0_dims")),
+        epilogue_(params, c_.type, operand_dims(params, "output0_dims"), c_.geometry,
+                  params.f("alpha2", 0.0) != 0.0) {
     perf_ = c_.algorithm<cudnnConvolutionFwdAlgoPerf_t>(
         handles, params, what, "fwd", [&](bool find, int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* p) {
           auto query = find ? cudnnFindConvolutionForwardAlgorithm : cudnnGetConvolutionForwardAlgorithm_v7;
@@ -214,9 +226,9 @@ class ConvolutionForward final : public LibraryCall {
 class ConvolutionBackwardData final : public LibraryCall {
  public:
   ConvolutionBackwardData(LibraryHandles& handles, const Attrs& params, const std::string& what)
-      : c_(handles, params, what, params.ints("output0_dims"), params.ints("input1_dims"),
-           params.ints("input0_dims")),
-        epilogue_(params, c_.type, params.ints("output0_dims"), c_.geometry, false),
+      : c_(handles, params, what, operand_dims(params, "output0_dims"), operand_dims(params, "input1_dims"),
+           operand_dims(params, "input0_dims")),
+        epilogue_(params, c_.type, operand_dims(params, "output0_dims"), c_.geometry, false),
         beta_(float(params.f("beta", 0.0))) {
     perf_ = c_.algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
         handles, params, what, "bwd_data",
@@ -246,8 +258,8 @@ class ConvolutionBackwardData final : public LibraryCall {
 class ConvolutionBackwardFilter final : public LibraryCall {
  public:
   ConvolutionBackwardFilter(LibraryHandles& handles, const Attrs& params, const std::string& what)
-      : c_(handles, params, what, params.ints("input1_dims"), params.ints("output0_dims"),
-           params.ints("input0_dims")) {
+      : c_(handles, params, what, operand_dims(params, "input1_dims"), operand_dims(params, "output0_dims"),
+           operand_dims(params, "input0_dims")) {
     perf_ = c_.algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
         handles, params, what, "bwd_filter",
         [&](bool find, int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
@@ -283,13 +295,13 @@ class Pooling final : public LibraryCall {
     if (!backward && params.has("output1_dims"))
       throw Error(fmt::format("{}: MaxPool's indices are not supported on CUDA", what));
     // Forward (x) -> y; backward max (dy, x) -> dx; backward average (dy) -> dx.
-    const Shape x = backward ? params.ints("output0_dims") : params.ints("input0_dims");
-    const Shape y = backward ? params.ints("input0_dims") : params.ints("output0_dims");
+    const Shape x = backward ? operand_dims(params, "output0_dims") : operand_dims(params, "input0_dims");
+    const Shape y = backward ? operand_dims(params, "input0_dims") : operand_dims(params, "output0_dims");
     const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
     for (int d : g.dilations)
       if (d != 1) throw Error(fmt::format("{}: dilated pooling is not supported on CUDA", what));
-    xd_ = tensor_desc(type, window_dims(x, g));
-    yd_ = tensor_desc(type, window_dims(y, g));
+    xd_ = tensor_desc(type, window_dims(x, g), is_channels_last(params));
+    yd_ = tensor_desc(type, window_dims(y, g), is_channels_last(params));
     cudnnPoolingDescriptor_t p = nullptr;
     DLC_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&p));
     pd_ = PoolDesc(p);
@@ -338,7 +350,7 @@ class BatchNorm final : public LibraryCall {
   BatchNorm(LibraryHandles& handles, const Attrs& params, const std::string& what, Kind kind)
       : h_(static_cast<cudnnHandle_t>(handles.cudnn())), kind_(kind) {
     const cudnnDataType_t type = data_type(params.s("dtype"), what);
-    const Shape x = params.ints(kind == Kind::Backward ? "input1_dims" : "input0_dims");
+    const Shape x = operand_dims(params, kind == Kind::Backward ? "input1_dims" : "input0_dims");
     if (x.size() < 2) throw Error(fmt::format("{}: batch normalization needs N x C x …", what));
     // The f32 operands: scale, bias, mean, var (inputs 1-4) forward; scale (input 2) backward,
     // whose inputs are dy, x, scale, y.
@@ -354,7 +366,7 @@ class BatchNorm final : public LibraryCall {
     if (epsilon_ < CUDNN_BN_MIN_EPSILON)
       throw Error(fmt::format("{}: epsilon {} is below cuDNN's minimum", what, epsilon_));
     factor_ = 1.0 - params.f("momentum", 0.9);
-    xd_ = tensor_desc(type, cudnn_dims(x));
+    xd_ = tensor_desc(type, cudnn_dims(x), is_channels_last(params));
     cudnnTensorDescriptor_t p = nullptr;
     DLC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p));
     pd_ = TensorDesc(p);
@@ -464,7 +476,8 @@ std::string cudnn_problem_key(const std::string& call, const Attrs& params) {
   std::string key = call + " dtype=" + params.s("dtype", "?");
   for (const char* name : {"input0_dims", "input1_dims", "output0_dims", "strides", "pads", "dilations"})
     if (params.has(name)) key += fmt::format(" {}={}", name, fmt::join(params.ints(name, {}), ","));
-  return key + fmt::format(" group={}", params.i("group", 1));
+  return key +
+         fmt::format(" group={}{}", params.i("group", 1), is_channels_last(params) ? " channels_last" : "");
 }
 
 }  // namespace dlc::cuda

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "dlc/channels_last.h"
 #include "dlc/error.h"
 
 namespace dlc::cuda {
@@ -46,6 +47,16 @@ std::vector<int> cudnn_dims(const Shape& dims, size_t rank) {
   std::vector<int> v(dims.begin(), dims.end());
   while (v.size() < rank) v.push_back(1);
   return v;
+}
+
+std::vector<int> packed_strides(const std::vector<int>& dims, bool channels_last) {
+  Shape order;  // the dims in storage order, outermost first
+  for (size_t i = 0; i < dims.size(); ++i) order.push_back(int64_t(i));
+  if (channels_last && has_channel_layout(dims.size())) order = to_channels_last_perm(dims.size());
+  std::vector<int> strides(dims.size(), 1);
+  for (size_t k = order.size() - 1; k-- > 0;)
+    strides[size_t(order[k])] = strides[size_t(order[k + 1])] * dims[size_t(order[k + 1])];
+  return strides;
 }
 
 }  // namespace dlc::cuda

@@ -2,7 +2,8 @@
 // padding, stride and dilation, with a 1-D window given a unit second dimension (cuDNN's Nd
 // descriptors need at least 2), and tensor dims padded with trailing 1s to rank 4. cuDNN pads
 // symmetrically, so a window whose end padding differs is accepted only where it adds no output
-// (the plan's result has the symmetric formula's size). Pure arithmetic: tested without a GPU.
+// (the plan's result has the symmetric formula's size); and the strides of a channels-first or
+// channels-last tensor descriptor. Pure arithmetic: tested without a GPU.
 #pragma once
 
 #include <string>
@@ -26,5 +27,9 @@ WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape
 
 /// `dims` with trailing 1s up to rank 4 (or `rank`), as ints.
 std::vector<int> cudnn_dims(const Shape& dims, size_t rank = 4);
+
+/// The element strides of a packed tensor of channels-first `dims` (N, C, spatial…) stored in
+/// that order, or with `channels_last` with the channels innermost (N, spatial…, C: cuDNN's NHWC).
+std::vector<int> packed_strides(const std::vector<int>& dims, bool channels_last);
 
 }  // namespace dlc::cuda

@@ -129,6 +129,7 @@ def main():
         train_check("negative_clip_norm", [model, "--data", good_data, *base, "--clip-norm", "-1"], "--clip-norm")
         train_check("zero_accumulate", [model, "--data", good_data, *base, "--accumulate", "0"], "--accumulate")
         train_check("unknown_precision", [model, "--data", good_data, *base, "--precision", "fp8"], "--precision")
+        train_check("unknown_layout", [model, "--data", good_data, *base, "--layout", "nhcw"], "--layout")
         train_check("zero_loss_scale", [model, "--data", good_data, *base, "--precision", "fp16", "--loss-scale",
                                         "0"], "--loss-scale")
         # The loss-scale options belong to fp16's dynamic loss scaling: with another precision they

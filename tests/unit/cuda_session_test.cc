@@ -150,6 +150,11 @@ TEST(WindowGeometry, ConvolutionWindowsAsCudnnTakesThem) {
   EXPECT_EQ(one.pads, (std::vector<int>{0, 0}));
   EXPECT_EQ(cudnn_dims({2, 3, 7}), (std::vector<int>{2, 3, 7, 1}));
   EXPECT_EQ(cudnn_dims({2, 3}, 5), (std::vector<int>{2, 3, 1, 1, 1}));
+  // Packed strides of N=2, C=3, H=4, W=5: NCHW, and NHWC (channels innermost, then W, H, N).
+  EXPECT_EQ(packed_strides({2, 3, 4, 5}, false), (std::vector<int>{60, 20, 5, 1}));
+  EXPECT_EQ(packed_strides({2, 3, 4, 5}, true), (std::vector<int>{60, 1, 15, 3}));
+  EXPECT_EQ(packed_strides({2, 3, 7, 1}, true), (std::vector<int>{21, 1, 3, 3}));  // a 1-D NWC tensor
+  EXPECT_EQ(packed_strides({6}, true), (std::vector<int>{1}));
 }
 
 TEST(WindowGeometry, AsymmetricPaddingOnlyWhereItAddsNoResult) {

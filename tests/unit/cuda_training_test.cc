@@ -7,7 +7,9 @@
 // losses (up to the order of the embedding backward's atomic adds), and the cnns' and resnet's with timed
 // cuDNN algorithms
 // (--cudnn-benchmark) match the CPU's too. Without a GPU the CUDA plan still compiles (NVRTC) and the session
-// must refuse it with an error naming the missing device; the GPU cases then skip.
+// must refuse it with an error naming the missing device; the GPU cases then skip. The 16-bit plans'
+// convolutions, pooling and batch norm are channels-last (passes/channels_last.h, the default for
+// them) against the CPU's channels-first; CudaTrainingChannelsLast asks for it in fp32 too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,8 +43,10 @@ void PrintTo(const TrainingCase& c, std::ostream* os) {
 
 std::string data_dir(const TrainingCase& c) { return test::parity_dir(c.model); }
 
-plan::Plan training_plan(const TrainingCase& c, const std::string& device) {
+plan::Plan training_plan(const TrainingCase& c, const std::string& device,
+                         const std::string& layout = "auto") {
   driver::TrainCompileOptions options;
+  options.layout = layout;
   options.compile.import.batch = c.batch;
   options.compile.device = device;
   options.optimizer.kind = "adam";
@@ -72,9 +76,10 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 
 class CudaTraining : public ::testing::TestWithParam<TrainingCase> {};
 
-TEST_P(CudaTraining, LossesMatchTheCpuPlan) {
-  const TrainingCase& c = GetParam();
-  const plan::Plan cuda_plan = training_plan(c, "cuda");
+// Trains `c` on cuda:0 with `layout` against the CPU plan (channels-first); without a GPU, checks
+// that the session refuses the plan and skips.
+void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout) {
+  const plan::Plan cuda_plan = training_plan(c, "cuda", layout);
   if (cuda::cuda_device_count() == 0) {
     try {
       Session::create(cuda_plan);
@@ -86,7 +91,7 @@ TEST_P(CudaTraining, LossesMatchTheCpuPlan) {
     }
     GTEST_SKIP() << "no CUDA device";
   }
-  const std::vector<double> cpu = losses_of(c, training_plan(c, "cpu"));
+  const std::vector<double> cpu = losses_of(c, training_plan(c, "cpu", "nchw"));
   const std::vector<double> gpu = losses_of(c, cuda_plan);
   ASSERT_EQ(cpu.size(), 5u);
   const double tolerance = c.precision == "fp32" ? 1e-3 : 2e-2;  // 16-bit: rounding order differs
@@ -95,6 +100,16 @@ TEST_P(CudaTraining, LossesMatchTheCpuPlan) {
   // Timed cuDNN algorithms (--cudnn-benchmark) compute the same convolutions another way.
   if (c.model.rfind("cnn", 0) == 0 || c.model == "resnet")
     expect_close(losses_of(c, cuda_plan, false, true), cpu, tolerance, "cudnn benchmark vs CPU");
+}
+
+// The default layout: channels-last for the 16-bit plans' cuDNN calls, channels-first in fp32.
+TEST_P(CudaTraining, LossesMatchTheCpuPlan) { expect_cuda_matches_cpu(GetParam(), "auto"); }
+
+// The channels-last cuDNN calls in fp32, where the CPU's losses are matched closely.
+class CudaTrainingChannelsLast : public ::testing::TestWithParam<TrainingCase> {};
+
+TEST_P(CudaTrainingChannelsLast, LossesMatchTheChannelsFirstCpuPlan) {
+  expect_cuda_matches_cpu(GetParam(), "nhwc");
 }
 
 // The key cuDNN's algorithm choice is cached under, for every cuDNN call of the cnn's plans (the
@@ -112,6 +127,8 @@ TEST(CudnnProblemKey, EveryCudnnStepOfTheCnnPlansHasOne) {
       const std::string key = cuda::cudnn_problem_key(step.cuda().call(), params);
       EXPECT_EQ(key.rfind(step.cuda().call() + " dtype=" + params.s("dtype") + " input0_dims=", 0), 0u)
           << key;
+      // The bf16 plan is channels-last (the default for 16-bit CUDA plans): another problem.
+      EXPECT_EQ(key.find(" channels_last") != std::string::npos, std::string(precision) == "bf16") << key;
       keys.insert(key);
     }
     EXPECT_GT(calls, 8) << "convolutions, pooling and batch norm, forward and backward";
@@ -129,6 +146,13 @@ INSTANTIATE_TEST_SUITE_P(
                       TrainingCase{"resnet", 8, "bf16"}, TrainingCase{"transformer", 8, "fp32"},
                       TrainingCase{"transformer", 8, "bf16"}),
     [](const auto& info) { return info.param.model + "_" + info.param.precision; });
+
+INSTANTIATE_TEST_SUITE_P(Parity, CudaTrainingChannelsLast,
+                         ::testing::Values(TrainingCase{"cnn", 8, "fp32"},
+                                           TrainingCase{"cnn_bias", 8, "fp32"},
+                                           TrainingCase{"resnet", 8, "fp32"},
+                                           TrainingCase{"resnet", 8, "fp16"}),
+                         [](const auto& info) { return info.param.model + "_" + info.param.precision; });
 
 }  // namespace
 }  // namespace dlc

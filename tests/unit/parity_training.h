@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dlc/channels_last.h"
 #include "dlc/npy.h"
 #include "dlc/session.h"
 #include "tests/unit/source_dir.h"
@@ -17,17 +18,23 @@ namespace dlc::test {
 struct TrainRun {
   int64_t kernels = 0;  // plan steps of one training step
   int64_t fused_steps = 0;
-  int64_t update_steps = 0;                 // optimizer updates, merged (MultiTensorUpdate) or not
+  int64_t update_steps = 0;  // optimizer updates, merged (MultiTensorUpdate) or not
+  std::map<std::string, int64_t> steps_by_kernel;
+  int64_t layout_steps = 0;                 // convolution, pooling and batch norm steps
+  int64_t channels_last_steps = 0;          // those with the attribute channels_last = 1
   int64_t peak_bytes = 0, arena_bytes = 0;  // the plan's memory figures
   std::vector<Tensor> losses;
   std::map<std::string, Tensor> state;
 };
 
 /// Trains `model` for `steps` steps with `optimizer` (lr 0.1 for SGD, else 1e-3), the fusion
-/// pass on or off, the plan's buffer sharing as given and the passes in `disabled` switched off.
+/// pass on or off, the plan's buffer sharing as given, the passes in `disabled` switched off and
+/// the precision and layout (TrainCompileOptions) as given.
 inline TrainRun train_parity_model(const std::string& model, const std::string& optimizer, bool fuse,
                                    int steps, const codegen::AliasOptions& aliases = {},
-                                   const std::vector<std::string>& disabled = {}) {
+                                   const std::vector<std::string>& disabled = {},
+                                   const std::string& precision = "fp32",
+                                   const std::string& layout = "auto") {
   const std::string dir = parity_dir(model);
   const std::map<std::string, Tensor> data = read_npz(dir + "/data.npz");
   driver::TrainCompileOptions options;
@@ -36,6 +43,8 @@ inline TrainRun train_parity_model(const std::string& model, const std::string& 
   options.compile.pipeline.disabled = disabled;
   if (!fuse) options.compile.pipeline.disabled.push_back("fusion");
   options.compile.aliases = aliases;
+  options.precision = precision;
+  options.layout = layout;
   const driver::Compiled c = driver::compile_training(dir + "/model.onnx", options);
   TrainRun run;
   for (const plan::Stage& stage : c.plan.stages()) {
@@ -44,6 +53,10 @@ inline TrainRun train_parity_model(const std::string& model, const std::string& 
       run.fused_steps += step.kernel() == "FusedElementwise";
       run.update_steps += step.kernel() == "MultiTensorUpdate" || step.kernel() == "SgdUpdate" ||
                           step.kernel() == "AdamUpdate" || step.kernel() == "RmspropUpdate";
+      ++run.steps_by_kernel[step.kernel()];
+      run.layout_steps += takes_channels_last(step.kernel());
+      for (const plan::Attribute& a : step.attrs())
+        run.channels_last_steps += a.name() == "channels_last" && a.i() != 0;
     }
     run.peak_bytes += stage.peak_bytes();
     run.arena_bytes += stage.arena_bytes();

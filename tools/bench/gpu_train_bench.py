@@ -5,6 +5,7 @@ torch.compile, on the same model, weights, batch and optimizer, in one run.
     gpu_train_bench.py --dlc BUILD/tools/dlc [--models resnet50,gpt2] [--precisions bf16,fp32,fp16]
                        [--compile-precisions bf16] [--steps 20] [--warmup 5] [--deadline SECONDS]
                        [--no-cuda-graph] [--peak-tflops fp32=67,bf16=989,fp16=989] [--profile bf16] [--smoke]
+                       [--dlc-layout auto|nchw|nhwc]
                        [--out DIR] [--json FILE]
 
 Models (built with the `onnx` package, no export; tests/cli/model_builders.py checks the builders
@@ -21,7 +22,8 @@ one fixed random batch, from the ONNX model's weights (loaded into the PyTorch m
                  the run is repeated without it and the error is kept) and --cudnn-benchmark (cuDNN's
                  convolution algorithms timed once per shape, as PyTorch's cudnn.benchmark, which
                  the torch variants set). Steps/s from its --log.
-                 dlc uploads the batch every step (on its copy stream, overlapped).
+                 dlc uploads the batch every step (on its copy stream, overlapped). --dlc-layout
+                 is dlc compile's --layout (auto: NHWC convolutions in bf16/fp16, NCHW in fp32).
   torch          PyTorch eager on the GPU, the batch resident there, the loss read every step
                  as dlc train reads it (so both wait for the GPU each step); bf16 and fp16 by
                  torch.autocast (fp16 with a GradScaler). fp32 runs with TF32 off (matmul and
@@ -158,7 +160,7 @@ def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: s
     t0 = time.monotonic()
     device = ["--device", "cuda", "--arch", "sm_90"] if args.dlc_device == "cuda" else []
     r = run([args.dlc, "compile", model, "--train", "--batch", str(batch), "--optimizer", "adam", *device,
-             "--precision", precision, "-o", plan], timeout=1800)
+             "--precision", precision, "--layout", args.dlc_layout, "-o", plan], timeout=1800)
     result = {"compile_s": round(time.monotonic() - t0, 2)}
     if r.returncode != 0:
         return {**result, "error": f"dlc compile: {last_line(r.stderr)}"}
@@ -366,6 +368,8 @@ def main() -> int:
     parser.add_argument("--peak-tflops", default=PEAK_TFLOPS, help=f"peak TFLOP/s per precision ({PEAK_TFLOPS})")
     parser.add_argument("--profile", default="", help="precisions whose dlc plans are also run with DLC_PROFILE=steps")
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, to check the script")
+    parser.add_argument("--dlc-layout", default="auto", choices=["auto", "nchw", "nhwc"],
+                        help="dlc compile's --layout (default auto: channels-last convolutions in bf16 and fp16)")
     parser.add_argument("--dlc-device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu: dlc's CPU plans instead (with --smoke: the first losses against PyTorch's)")
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "gpu_train_bench"), help="work folder")
@@ -388,7 +392,8 @@ def main() -> int:
     gpu = torch.cuda.get_device_name() if torch is not None and torch.cuda.is_available() else None
     report = {"schema": "dlc-gpu-bench/1", "gpu": gpu, "torch": torch.__version__ if torch is not None else None,
               "smoke": args.smoke, "steps": args.steps, "warmup": args.warmup, "lr": LR, "peak_tflops": peaks,
-              "cuda_graph": args.cuda_graph, "dlc_device": args.dlc_device, "results": []}
+              "cuda_graph": args.cuda_graph, "dlc_device": args.dlc_device, "dlc_layout": args.dlc_layout,
+              "results": []}
     bench(args, peaks, report, started)
     report["seconds"] = round(time.monotonic() - started, 1)
     print_table(report)

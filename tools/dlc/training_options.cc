@@ -30,6 +30,9 @@ void TrainingCompileFlags::add_to(CLI::App* cmd) {
       cmd->add_option("--freeze", options.freeze, "regex of parameter names to keep fixed"),
       cmd->add_option("--precision", options.precision,
                       "fp32 | bf16 | fp16: MatMul and convolutions in half precision (default fp32)"),
+      cmd->add_option("--layout", options.layout,
+                      "auto | nchw | nhwc: convolutions, pooling and batch norm on channels-last operands "
+                      "(default auto: nhwc for a CUDA plan in bf16 or fp16)"),
   };
   fp16_only_ = {
       cmd->add_option("--loss-scale", options.loss_scale,

@@ -7,6 +7,7 @@
 #include "frontend/onnx_export.h"
 
 #include "passes/autodiff.h"
+#include "passes/channels_last.h"
 #include "passes/dce.h"
 #include "passes/fusion.h"
 #include "passes/mixed_precision.h"
@@ -32,6 +33,8 @@ bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options,
     pm.add(std::make_unique<passes::MixedPrecision>(half, options.loss_scale));
   pm.add(std::make_unique<passes::Autodiff>(options.freeze), /*required=*/true);
   pm.add(std::make_unique<passes::Optimizer>(options.optimizer), /*required=*/true);
+  if (passes::wants_channels_last(options.layout, options.compile.device, options.precision))
+    pm.add(std::make_unique<passes::ChannelsLast>());
   pm.add(std::make_unique<passes::Fusion>());
   pm.add(std::make_unique<passes::DeadCodeElimination>());
   const codegen::PlanMemoryModel memory({options.compile.device, options.compile.aliases});

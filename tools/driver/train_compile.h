@@ -1,8 +1,8 @@
 // The training compile pipeline: ONNX forward graph -> the import passes -> training mode ->
-// loss -> (mixed precision) -> autodiff -> optimizer -> fusion -> DCE -> schedule -> plan, all one
-// PassManager pipeline. The plan's inputs are the model's inputs, the label, and the runtime
-// scalars "lr", "step" (and "apply" with gradient accumulation); plan.training() carries what the
-// trainer and `dlc export` need (the model, batch, micro-steps, label).
+// loss -> (mixed precision) -> autodiff -> optimizer -> (channels-last) -> fusion -> DCE -> schedule -> plan,
+// all one PassManager pipeline. The plan's inputs are the model's inputs, the label, and the runtime scalars
+// "lr", "step" (and "apply" with gradient accumulation); plan.training() carries what the trainer and `dlc
+// export` need (the model, batch, micro-steps, label).
 #pragma once
 
 #include "passes/loss.h"
@@ -23,6 +23,8 @@ struct TrainCompileOptions {
   // (passes/loss_scaling.h).
   std::string precision = "fp32";
   double loss_scale = 65536.0;
+  // auto | nchw | nhwc: channels-last convolutions (passes/channels_last.h; auto: 16-bit CUDA).
+  std::string layout = "auto";
 };
 
 /// Whether a plan input is one of the scalars the trainer feeds rather than data.

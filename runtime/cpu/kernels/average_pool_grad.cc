@@ -2,6 +2,7 @@
 // taps its window averaged (count_include_pad decides the divisor, as in the forward).
 #include <algorithm>
 
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/pool_window.h"
@@ -10,6 +11,7 @@
 namespace dlc::cpu {
 
 void kernel_AveragePoolGrad(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_AveragePoolGrad)) return;
   if (run_widened(ctx, kernel_AveragePoolGrad)) return;
   const PoolGeometry g = pool_geometry(ctx, ctx.outputs[0].dims, ctx.inputs[0].dims);
   const bool include_pad = ctx.attrs.i("count_include_pad", 0) != 0;

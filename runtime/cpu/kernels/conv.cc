@@ -5,6 +5,7 @@
 // applied to the stored result (cpu/epilogue.h: oneDNN's relu post-op loses NaN).
 #include <string_view>
 
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/conv_window.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel.h"
@@ -76,12 +77,14 @@ void run_conv(KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
 }  // namespace
 
 void kernel_Conv(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_Conv)) return;
   if (run_widened(ctx, kernel_Conv)) return;
   run_conv<dnnl::convolution_forward::desc, dnnl::convolution_forward::primitive_desc,
            dnnl::convolution_forward>(ctx, false, dnnl::algorithm::convolution_direct);
 }
 
 void kernel_ConvTranspose(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_ConvTranspose)) return;
   if (run_widened(ctx, kernel_ConvTranspose)) return;
   run_conv<dnnl::deconvolution_forward::desc, dnnl::deconvolution_forward::primitive_desc,
            dnnl::deconvolution_forward>(ctx, true, dnnl::algorithm::deconvolution_direct);

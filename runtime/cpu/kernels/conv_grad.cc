@@ -1,5 +1,6 @@
 // ConvGradFilter on oneDNN's convolution_backward_weights: dw from dy and x, with the forward
 // Conv's window attributes. (The data gradient needs no kernel: it is a ConvTranspose.)
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/conv_window.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/widen.h"
@@ -37,6 +38,7 @@ onednn::PrimitiveState build_conv_grad_filter(const KernelContext& ctx) {
 }  // namespace
 
 void kernel_ConvGradFilter(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_ConvGradFilter)) return;
   if (run_widened(ctx, kernel_ConvGradFilter)) return;
   if (ctx.inputs[1].dtype != DType::F32)
     ctx.fail("dtype {} is not supported", dtype_name(ctx.inputs[1].dtype));

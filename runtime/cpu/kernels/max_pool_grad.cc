@@ -5,6 +5,7 @@
 // the geometry is always MaxPool's.
 #include <algorithm>
 
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/pool_window.h"
 #include "runtime/cpu/widen.h"
@@ -79,6 +80,7 @@ void max_pool_grad_dense_2d(const PoolGeometry& g, const float* x, const float* 
 }  // namespace
 
 void kernel_MaxPoolGrad(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_MaxPoolGrad)) return;
   if (run_widened(ctx, kernel_MaxPoolGrad)) return;
   const TensorView &dy = ctx.inputs[0], &x = ctx.inputs[1], &dx = ctx.outputs[0];
   for (const TensorView* v : {&dy, &x})

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/indices.h"
@@ -248,6 +249,7 @@ void softmax_cross_entropy(KernelContext& ctx) {
 }  // namespace
 
 void kernel_BatchNormalization(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_BatchNormalization)) return;
   // Mixed precision's half data with f32 parameters and statistics: computed in f32.
   if (is_half(ctx.inputs[0].dtype) && ctx.inputs[1].dtype == DType::F32 &&
       run_widened(ctx, kernel_BatchNormalization))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/onednn.h"
@@ -120,6 +121,7 @@ bool try_onednn_pool(KernelContext& ctx, const PoolGeometry& g, dnnl::algorithm 
 }  // namespace
 
 void kernel_AveragePool(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_AveragePool)) return;
   if (run_widened(ctx, kernel_AveragePool)) return;
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);
   const bool include_pad = ctx.attrs.i("count_include_pad", 0) != 0;
@@ -134,6 +136,7 @@ void kernel_AveragePool(KernelContext& ctx) {
 }
 
 void kernel_MaxPool(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_MaxPool)) return;
   if (run_widened(ctx, kernel_MaxPool)) return;  // mixed precision: half in, half out, f32 inside
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);
   const bool want_indices = ctx.has_output(1);

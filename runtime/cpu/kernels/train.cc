@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel.h"
@@ -97,6 +98,7 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
 // mask inside the loops below, which also widen to double, keeps them from vectorizing (GCC
 // leaves the select a branch) and made the kernel 3 to 4 times slower.
 void kernel_BatchNormGrad(KernelContext& ctx) {
+  if (run_channels_first(ctx, kernel_BatchNormGrad)) return;
   if (run_widened(ctx, kernel_BatchNormGrad)) return;  // mixed precision's half dy, x (and y)
   require_f32(ctx);
   const float* dy = ctx.inputs[0].as<float>();
