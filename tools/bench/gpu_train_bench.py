@@ -23,7 +23,8 @@ one fixed random batch, from the ONNX model's weights (loaded into the PyTorch m
                  convolution algorithms timed once per shape, as PyTorch's cudnn.benchmark, which
                  the torch variants set). Steps/s from its --log.
                  dlc uploads the batch every step (on its copy stream, overlapped). --dlc-layout
-                 is dlc compile's --layout (auto: NHWC convolutions in bf16/fp16, NCHW in fp32).
+                 is dlc compile's --layout (auto: NHWC convolutions in bf16/fp16, NCHW in fp32); when
+                 auto's run fails on a GPU, it is run again with nchw (`layout`, `layout_auto_error`).
   torch          PyTorch eager on the GPU, the batch resident there, the loss read every step
                  as dlc train reads it (so both wait for the GPU each step); bf16 and fp16 by
                  torch.autocast (fp16 with a GradScaler). fp32 runs with TF32 off (matmul and
@@ -155,12 +156,23 @@ def last_line(text: str) -> str:
 
 
 def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: str) -> dict:
+    """dlc_run with --dlc-layout; where the default layout's run fails on a GPU (the channels-last
+    cuDNN calls are new), the run again with NCHW, the first error kept as `layout_auto_error`."""
+    result = dlc_run(args, name, model, data, batch, precision, args.dlc_layout)
+    error = result.get("error", "")
+    if error and args.dlc_layout == "auto" and args.dlc_device == "cuda" and "no CUDA device" not in error:
+        return {**dlc_run(args, name, model, data, batch, precision, "nchw"), "layout": "nchw",
+                "layout_auto_error": error}
+    return result
+
+
+def dlc_run(args, name: str, model: str, data: str, batch: int, precision: str, layout: str) -> dict:
     """Compiles the CUDA training plan and trains it; samples/s from the log's timed steps."""
     plan = os.path.join(args.out, f"{name}_{precision}.dlcplan")
     t0 = time.monotonic()
     device = ["--device", "cuda", "--arch", "sm_90"] if args.dlc_device == "cuda" else []
     r = run([args.dlc, "compile", model, "--train", "--batch", str(batch), "--optimizer", "adam", *device,
-             "--precision", precision, "--layout", args.dlc_layout, "-o", plan], timeout=1800)
+             "--precision", precision, "--layout", layout, "-o", plan], timeout=1800)
     result = {"compile_s": round(time.monotonic() - t0, 2)}
     if r.returncode != 0:
         return {**result, "error": f"dlc compile: {last_line(r.stderr)}"}
