@@ -67,7 +67,8 @@ class Rewriter {
     ++converted;
   }
 
-  // An elementwise op of rank 3 or more whose full-size operands include
+  // An elementwise op of rank 3 or more (a widening Cast only where its readers follow) whose
+  // full-size operands include
   // Transposes back to channels-first at least as many as those with no channels-last form yet
   // (those get a Transpose to channels-last; scalars stay as they are).
   bool movable(const ir::Node& n) const {
@@ -76,6 +77,7 @@ class Rewriter {
       return false;
     const TensorType& out = n.outputs[0]->type;
     if (!has_channel_layout(out.shape.size())) return false;
+    if (*op == ExprOp::Cast && widens(n) && !readers_follow(n.outputs[0])) return false;
     int transposed = 0, untransposed = 0;
     for (const ir::Value* v : n.inputs) {
       if (!v || is_scalar(v)) continue;
@@ -86,6 +88,27 @@ class Rewriter {
         ++untransposed;
     }
     return transposed > 0 && transposed >= untransposed;
+  }
+
+  static bool widens(const ir::Node& cast) {
+    return dtype_size(cast.outputs[0]->type.dtype) > dtype_size(cast.inputs[0]->type.dtype);
+  }
+
+  // Whether every reader of `v` may take it channels-last (a layout node, an elementwise op, a
+  // reduction, Pad or Slice), so that a widening Cast moved ahead of them gets its Transpose back
+  // cancelled downstream rather than transposing twice the bytes (a weight gradient's Cast before
+  // its optimizer update stays after the Transpose, in half).
+  bool readers_follow(const ir::Value* v) const {
+    if (g_.is_pinned(v)) return false;
+    for (const ir::Node* r : g_.users(v)) {
+      const std::string_view op = ir::op_name(r->op);
+      const std::optional<ExprOp> e = expr_op_from_name(op);
+      const bool follows = takes_channels_last(op) || (e && *e != ExprOp::Input && *e != ExprOp::Constant) ||
+                           op.rfind("Reduce", 0) == 0 || r->op == ir::OpKind::Pad ||
+                           r->op == ir::OpKind::Slice;
+      if (!follows) return false;
+    }
+    return true;
   }
 
   // `n` on its operands in channels-last order, its result transposed back.

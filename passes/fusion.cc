@@ -266,6 +266,7 @@ bool Fusion::run(ir::Graph& g) {
   const int64_t reductions = fuse_reductions(g);
   const int64_t cast_outputs = fold_casts_into_fused_outputs(g);
   const int64_t updates_merged = fuse_optimizer_updates(g);
+  const int64_t gradient_casts = fold_gradient_casts(g);
   stats_ = {{"casts_recast", fuser.recasts()},
             {"casts_removed", casts_removed},
             {"groups", groups},
@@ -274,7 +275,8 @@ bool Fusion::run(ir::Graph& g) {
             {"values_recomputed", remat.values_recomputed},
             {"reductions_fused", reductions},
             {"cast_outputs", cast_outputs},
-            {"optimizer_updates_merged", updates_merged}};
+            {"optimizer_updates_merged", updates_merged},
+            {"gradient_casts_folded", gradient_casts}};
   stats_["matmul_operand_transposes"] = epi.operand_transposes;
   stats_["matmul_result_transposes"] = epi.result_transposes;
   stats_["matmul_scales"] = epi.scales;
@@ -289,7 +291,8 @@ bool Fusion::run(ir::Graph& g) {
   stats_["norm_relu_grads"] = epi.norm_relu_grads;
   stats_["dead_nodes_removed"] = epi.dead_nodes;
   return groups > 0 || reductions > 0 || remat.producers_merged > 0 || remat.values_recomputed > 0 ||
-         cast_outputs > 0 || updates_merged > 0 || epi.total() > 0 || epi.dead_nodes > 0;
+         cast_outputs > 0 || updates_merged > 0 || gradient_casts > 0 || epi.total() > 0 ||
+         epi.dead_nodes > 0;
 }
 
 }  // namespace dlc::passes

@@ -1,7 +1,8 @@
 // Optimizer fusion (optimizer_fusion.h): grouping the updates and the rewrite into
-// MultiTensorUpdate nodes.
+// MultiTensorUpdate nodes; the gradient Casts of single updates folded.
 #include "passes/optimizer_fusion.h"
 
+#include <algorithm>
 #include <map>
 
 #include "dlc/multi_tensor_update.h"
@@ -101,6 +102,25 @@ int64_t fuse_optimizer_updates(ir::Graph& g) {
     merged += int64_t(gr.nodes.size());
   }
   return merged;
+}
+
+int64_t fold_gradient_casts(ir::Graph& g) {
+  int64_t folded = 0;
+  for (ir::Node* n : g.nodes()) {
+    if (!find_multi_tensor_layout(ir::op_name(n->op)) || n->inputs.size() < 2 || !n->inputs[0] ||
+        !n->inputs[1])
+      continue;
+    ir::Value* grad = n->inputs[1];
+    ir::Node* cast = grad->producer;
+    if (n->inputs[0]->type.dtype != DType::F32 || !cast || cast->op != ir::OpKind::Cast ||
+        !is_half(cast->inputs[0]->type.dtype) || g.is_pinned(grad) || g.users(grad).size() != 1 ||
+        std::count(n->inputs.begin(), n->inputs.end(), grad) != 1)
+      continue;
+    n->inputs[1] = cast->inputs[0];
+    g.remove_node(cast);
+    ++folded;
+  }
+  return folded;
 }
 
 }  // namespace dlc::passes

@@ -12,6 +12,10 @@
 // cannot join starts a new group of its kind. The merged node takes over the updates' results
 // (names, roles, state updates and every other reference stay). A plan is one stage
 // (codegen/lower.cc), so no stage boundary splits a group. Groups of one update are left alone.
+//
+// Then a single (unmerged) update of an f32 parameter whose gradient is a Cast of a 16-bit value
+// to f32 that nothing else reads takes that value instead (mixed precision's weight gradients:
+// the kernels widen it as they load it, the same bits), one launch and the f32 copy fewer.
 #pragma once
 
 #include <cstdint>
@@ -22,5 +26,8 @@ namespace dlc::passes {
 
 /// Merges the optimizer updates of `g` as above; returns how many updates were merged.
 int64_t fuse_optimizer_updates(ir::Graph& g);
+
+/// Folds the gradient Casts of single updates as above; returns how many it folded.
+int64_t fold_gradient_casts(ir::Graph& g);
 
 }  // namespace dlc::passes

@@ -133,6 +133,7 @@ __device__ __forceinline__ int dlc_find_tensor(const DlcTensorEntry* __restrict_
 }
 
 using T = ${T};
+using G = ${G};
 
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
     const DlcTensorEntry* __restrict__ table, int num_tensors, long long num_chunks,
@@ -141,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
   for (long long chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     const DlcTensorEntry t = table[dlc_find_tensor(table, num_tensors, chunk)];
     T* p = static_cast<T*>(t.ptr[0]);
-    const T* g = static_cast<const T*>(t.ptr[1]);
+    const G* g = static_cast<const G*>(t.ptr[1]);
     float* s0 = static_cast<float*>(t.ptr[2]);
     float* s1 = static_cast<float*>(t.ptr[3]);
     const long long begin = (chunk - t.first_chunk) * kChunk;
@@ -175,18 +176,25 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
-KernelSource assemble(const std::string& kind, DType dtype, const std::string& comment,
+KernelSource assemble(const std::string& kind, DType dtype, DType grad_dtype, const std::string& comment,
                       const std::string& update) {
   require_storage_float(dtype, "CUDA optimizer update");
+  if (grad_dtype != dtype && !(dtype == DType::F32 && is_half(grad_dtype)))
+    throw Error(
+        fmt::format("CUDA optimizer update: {} gradients of {} parameters (the parameter's type, or "
+                    "16-bit for f32)",
+                    dtype_name(grad_dtype), dtype_name(dtype)));
   // The name carries a hash of the hyperparameters: one kernel per distinct set.
-  const std::string name = kernel_name(kind, dtype, hex64(fnv1a64(update)).substr(0, 8));
+  const std::string detail = grad_dtype == dtype ? "" : std::string(dtype_name(grad_dtype)) + "_grad_";
+  const std::string name = kernel_name(kind, dtype, detail + hex64(fnv1a64(update)).substr(0, 8));
   KernelSource ks = KernelSource::named(kind, name);
-  ks.source = fmt::format("// dlc {} kernel {}: {} ({} parameters, f32 state).\n", kind, name, comment,
-                          dtype_name(dtype));
-  ks.source += device_prelude({{dtype}, true, false});
+  ks.source = fmt::format("// dlc {} kernel {}: {} ({} parameters, {} gradients, f32 state).\n", kind, name,
+                          comment, dtype_name(dtype), dtype_name(grad_dtype));
+  ks.source += device_prelude({{dtype, grad_dtype}, true, false});
   ks.source += update;
   ks.source += fill(kMultiTensor, {{"CHUNK", fmt::format("{}", kMultiTensorChunk)},
                                    {"T", std::string(cuda_type(dtype))},
+                                   {"G", std::string(cuda_type(grad_dtype))},
                                    {"NAME", name}});
   // Grid 0: multi_tensor_grid(num_chunks), at launch.
   ks.entries.push_back({name, launch_1d(0, 256), {"table", "num_tensors", "num_chunks", "lr", "step"}});
@@ -202,7 +210,7 @@ KernelSource emit_sgd_update(const SgdSpec& spec) {
                                          {"DAMPENING", float_literal(spec.dampening)},
                                          {"WEIGHT_DECAY", float_literal(spec.weight_decay)},
                                          {"NESTEROV", spec.nesterov ? "true" : "false"}});
-  return assemble("sgd_update", spec.dtype,
+  return assemble("sgd_update", spec.dtype, spec.grad_dtype,
                   fmt::format("SGD momentum {} dampening {} weight decay {}{}", double_literal(spec.momentum),
                               double_literal(spec.dampening), double_literal(spec.weight_decay),
                               spec.nesterov ? " nesterov" : ""),
@@ -217,7 +225,7 @@ KernelSource emit_adam_update(const AdamSpec& spec) {
                                           {"DECOUPLED", spec.decoupled ? "true" : "false"},
                                           {"BETA1_D", double_literal(spec.beta1)},
                                           {"BETA2_D", double_literal(spec.beta2)}});
-  return assemble(spec.decoupled ? "adamw_update" : "adam_update", spec.dtype,
+  return assemble(spec.decoupled ? "adamw_update" : "adam_update", spec.dtype, spec.grad_dtype,
                   fmt::format("{} betas ({}, {}) eps {} weight decay {}", spec.decoupled ? "AdamW" : "Adam",
                               double_literal(spec.beta1), double_literal(spec.beta2),
                               double_literal(spec.eps), double_literal(spec.weight_decay)),
@@ -233,7 +241,7 @@ KernelSource emit_rmsprop_update(const RmspropSpec& spec) {
                                              {"MOMENTUM", float_literal(spec.momentum)},
                                              {"CENTERED", spec.centered ? "true" : "false"}});
   return assemble(
-      "rmsprop_update", spec.dtype,
+      "rmsprop_update", spec.dtype, spec.grad_dtype,
       fmt::format("RMSprop alpha {} eps {} weight decay {} momentum {}{}", double_literal(spec.alpha),
                   double_literal(spec.eps), double_literal(spec.weight_decay), double_literal(spec.momentum),
                   spec.centered ? " centered" : ""),

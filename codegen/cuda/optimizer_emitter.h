@@ -1,8 +1,10 @@
 // Multi-tensor optimizer updates: one launch updates every parameter of a table (multi_tensor.h)
 // in place, with torch.optim's formulas as the CPU kernels implement them (SgdUpdate,
-// AdamUpdate, RmspropUpdate). Parameters and gradients are stored as f32, f16 or bf16; optimizer state
-// (velocity, moments) is always f32. Hyperparameters are compile-time constants; the learning rate and the
-// step count are read from device memory, so a schedule needs no recompilation.
+// AdamUpdate, RmspropUpdate). Parameters and gradients are stored as f32, f16 or bf16 (a gradient
+// in the parameter's type, or 16-bit for an f32 parameter: mixed precision's weight gradient, its
+// Cast folded, widened as it is loaded); optimizer state (velocity, moments) is always f32. Hyperparameters
+// are compile-time constants; the learning rate and the step count are read from device memory, so a schedule
+// needs no recompilation.
 //
 // Entry: (table, num_tensors, num_chunks, lr, step)
 //   table        device array of MultiTensorEntry; ptr = {param, grad, velocity, -} for SGD
@@ -23,19 +25,22 @@
 namespace dlc::codegen::cuda {
 
 struct SgdSpec {
-  DType dtype = DType::F32;  // params and grads
+  DType dtype = DType::F32;       // params (and grads)
+  DType grad_dtype = DType::F32;  // grads: dtype, or f16/bf16 with f32 params
   double momentum = 0, dampening = 0, weight_decay = 0;
   bool nesterov = false;
 };
 
 struct AdamSpec {
   DType dtype = DType::F32;
+  DType grad_dtype = DType::F32;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
   bool decoupled = false;  // AdamW
 };
 
 struct RmspropSpec {
   DType dtype = DType::F32;
+  DType grad_dtype = DType::F32;
   double alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0;
   bool centered = false;
 };

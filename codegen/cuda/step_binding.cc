@@ -426,20 +426,22 @@ StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int te
   const bool adam = layout.update == "AdamUpdate", rmsprop = layout.update == "RmspropUpdate";
   if (!adam && !rmsprop && layout.update != "SgdUpdate")
     s.fail(fmt::format("{} has no CUDA kernel", layout.update));
-  const DType dtype = s.input(input_of(0, 0)).dtype;
+  const DType dtype = s.input(input_of(0, 0)).dtype, grad_dtype = s.input(input_of(0, 1)).dtype;
   std::vector<MultiTensorEntry> entries(static_cast<size_t>(tensors));
   for (int k = 0; k < tensors; ++k) {
     for (int i = 2; i < layout.inputs; ++i)
       if (!layout.is_scalar(i) && s.has_input(input_of(k, i)) && s.input(input_of(k, i)).dtype != DType::F32)
         s.fail("optimizer state must be f32");
     const TensorType p = s.input(input_of(k, 0));
-    if (p.dtype != dtype) s.fail("the merged parameters have different dtypes");
+    if (p.dtype != dtype || s.input(input_of(k, 1)).dtype != grad_dtype)
+      s.fail("the merged parameters or gradients have different dtypes");
     entries[size_t(k)].n = p.numel();
   }
   StepBinding b = emitted(s, [&] {
     if (rmsprop) {
       RmspropSpec spec;
       spec.dtype = dtype;
+      spec.grad_dtype = grad_dtype;
       spec.alpha = s.attrs.f("alpha", 0.99);
       spec.eps = s.attrs.f("eps", 1e-8);
       spec.weight_decay = s.attrs.f("weight_decay", 0);
@@ -450,6 +452,7 @@ StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int te
     if (adam) {
       AdamSpec spec;
       spec.dtype = dtype;
+      spec.grad_dtype = grad_dtype;
       spec.beta1 = s.attrs.f("beta1", 0.9);
       spec.beta2 = s.attrs.f("beta2", 0.999);
       spec.eps = s.attrs.f("eps", 1e-8);
@@ -459,6 +462,7 @@ StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int te
     }
     SgdSpec spec;
     spec.dtype = dtype;
+    spec.grad_dtype = grad_dtype;
     spec.momentum = s.attrs.f("momentum", 0);
     spec.dampening = s.attrs.f("dampening", 0);
     spec.weight_decay = s.attrs.f("weight_decay", 0);

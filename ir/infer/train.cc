@@ -9,6 +9,13 @@ void same_type(const InferContext& ctx, int a, int b, const char* what) {
   if (ctx.input(a) != ctx.input(b))
     ctx.fail("{}: {} and {} must have one type", what, ctx.input(a).str(), ctx.input(b).str());
 }
+// An update's gradient (operand 1): the parameter's type, or a 16-bit gradient of an f32
+// parameter (a folded Cast: the kernels widen it as they load it).
+void check_grad(const InferContext& ctx) {
+  const TensorType &param = ctx.input(0), &grad = ctx.input(1);
+  if (grad.shape == param.shape && param.dtype == DType::F32 && is_half(grad.dtype)) return;
+  same_type(ctx, 0, 1, "param and grad");
+}
 void scalar_f32(const InferContext& ctx, int i, const char* what) {
   if (ctx.input(i) != TensorType{DType::F32, {}})
     ctx.fail("{} must be an f32 scalar, got {}", what, ctx.input(i).str());
@@ -57,14 +64,14 @@ void infer_BatchNormGrad(InferContext& ctx) {
 }
 
 void infer_SgdUpdate(InferContext& ctx) {
-  same_type(ctx, 0, 1, "param and grad");
+  check_grad(ctx);
   same_type(ctx, 0, 2, "param and velocity");
   scalar_f32(ctx, 3, "lr");
   ctx.outputs[0] = ctx.outputs[1] = ctx.input(0);
 }
 
 void infer_AdamUpdate(InferContext& ctx) {
-  same_type(ctx, 0, 1, "param and grad");
+  check_grad(ctx);
   same_type(ctx, 0, 2, "param and m");
   same_type(ctx, 0, 3, "param and v");
   scalar_f32(ctx, 4, "lr");
@@ -73,7 +80,7 @@ void infer_AdamUpdate(InferContext& ctx) {
 }
 
 void infer_RmspropUpdate(InferContext& ctx) {
-  same_type(ctx, 0, 1, "param and grad");
+  check_grad(ctx);
   same_type(ctx, 0, 2, "param and square_avg");
   const bool centered = ctx.attrs().i("centered", 0) != 0;
   const bool momentum = ctx.attrs().f("momentum", 0) != 0;

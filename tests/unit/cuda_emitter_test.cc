@@ -358,8 +358,11 @@ TEST(CudaEmitters, RejectBadSpecs) {
   EXPECT_THROW(emit_cross_entropy_forward({DType::F32, DType::I64, 1, 2, 1, "avg", std::nullopt, false}),
                Error);
   EXPECT_THROW(emit_embedding_gather({DType::F32, DType::F16, 1, 1, 1}), Error);
-  EXPECT_THROW(emit_sgd_update({DType::I64, 0, 0, 0, false}), Error);
-  EXPECT_THROW(emit_rmsprop_update({DType::F32, 0.99, 1e-8, 0, 0.9, true}), Error);  // three states
+  EXPECT_THROW(emit_sgd_update({DType::I64, DType::I64, 0, 0, 0, false}), Error);
+  EXPECT_THROW(emit_rmsprop_update({DType::F32, DType::F32, 0.99, 1e-8, 0, 0.9, true}),
+               Error);  // three states
+  EXPECT_THROW(emit_adam_update({DType::BF16, DType::F32, 0.9, 0.999, 1e-8, 0, false}), Error);  // wider grad
+  EXPECT_THROW(emit_adam_update({DType::F16, DType::BF16, 0.9, 0.999, 1e-8, 0, false}), Error);
 }
 
 // Copies: a slice in range checks nothing; concat reads the first source in range, checking only

@@ -223,11 +223,13 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_cross_entropy_forward({t, DType::I32, 64, 1000, 1, "none", std::nullopt, true}));
   v.push_back(emit_embedding_gather({t, DType::I64, 1000, 64, 300}));
   v.push_back(emit_embedding_backward({t, DType::I32, 1000, 64, 300}));
-  v.push_back(emit_sgd_update({t, 0.9, 0.0, 1e-4, true}));
-  v.push_back(emit_adam_update({t, 0.9, 0.999, 1e-8, 0.0, false}));
-  v.push_back(emit_adam_update({t, 0.9, 0.95, 1e-8, 0.1, true}));
-  v.push_back(emit_rmsprop_update({t, 0.99, 1e-8, 1e-2, 0.9, false}));  // momentum buffer
-  v.push_back(emit_rmsprop_update({t, 0.9, 1e-6, 0.0, 0.0, true}));     // centered
+  v.push_back(emit_sgd_update({t, t, 0.9, 0.0, 1e-4, true}));
+  v.push_back(emit_adam_update({t, t, 0.9, 0.999, 1e-8, 0.0, false}));
+  // Mixed precision: f32 parameters, a 16-bit (or f32) gradient.
+  v.push_back(emit_adam_update({DType::F32, t, 0.9, 0.999, 1e-8, 0.0, false}));
+  v.push_back(emit_adam_update({t, t, 0.9, 0.95, 1e-8, 0.1, true}));
+  v.push_back(emit_rmsprop_update({t, t, 0.99, 1e-8, 1e-2, 0.9, false}));  // momentum buffer
+  v.push_back(emit_rmsprop_update({t, t, 0.9, 1e-6, 0.0, 0.0, true}));     // centered
   v.push_back(emit_copy(slice_case(t)));
   for (const char* mode : {"constant", "edge", "reflect"}) v.push_back(emit_copy(pad_case(t, mode)));
   v.push_back(emit_copy(concat_case(t)));

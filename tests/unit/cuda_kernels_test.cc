@@ -695,7 +695,7 @@ std::vector<DeviceBuffer> run_multi_tensor(const KernelSource& ks,
 }
 
 TEST_P(CudaKernels, SgdMultiTensor) {
-  const SgdSpec spec{dtype(), 0.9, 0.1, 1e-2, true};
+  const SgdSpec spec{dtype(), dtype(), 0.9, 0.1, 1e-2, true};
   const KernelSource ks = emit_sgd_update(spec);
   std::vector<Tensor> params, grads, vels;
   for (size_t k = 0; k < kSizes.size(); ++k) {
@@ -723,8 +723,8 @@ TEST_P(CudaKernels, SgdMultiTensor) {
 }
 
 TEST_P(CudaKernels, AdamMultiTensor) {
-  for (const AdamSpec& spec :
-       {AdamSpec{dtype(), 0.9, 0.999, 1e-8, 1e-2, false}, AdamSpec{dtype(), 0.8, 0.95, 1e-6, 0.1, true}}) {
+  for (const AdamSpec& spec : {AdamSpec{dtype(), dtype(), 0.9, 0.999, 1e-8, 1e-2, false},
+                               AdamSpec{dtype(), dtype(), 0.8, 0.95, 1e-6, 0.1, true}}) {
     const KernelSource ks = emit_adam_update(spec);
     std::vector<Tensor> params, grads, ms, vs;
     for (size_t k = 0; k < kSizes.size(); ++k) {
@@ -756,11 +756,42 @@ TEST_P(CudaKernels, AdamMultiTensor) {
   }
 }
 
+// Mixed precision's update: f32 parameters and moments, the gradient in the case's type (its Cast to
+// f32 folded into the update), against the CPU kernel on the same half gradient (which widens it).
+TEST_P(CudaKernels, AdamOfF32ParamsWithTheCaseTypeGradient) {
+  const AdamSpec spec{DType::F32, dtype(), 0.9, 0.999, 1e-8, 0.0, false};
+  const KernelSource ks = emit_adam_update(spec);
+  std::vector<Tensor> params, grads, ms, vs;
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    params.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 150 + uint32_t(k))));
+    grads.push_back(random({kSizes[k]}, 160 + uint32_t(k)));
+    ms.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 170 + uint32_t(k), -0.1, 0.1)));
+    vs.push_back(make(DType::F32, {kSizes[k]}, random_values(kSizes[k], 180 + uint32_t(k), 0.0, 0.01)));
+  }
+  std::vector<std::vector<const Tensor*>> tensors;
+  for (size_t k = 0; k < kSizes.size(); ++k) tensors.push_back({&params[k], &grads[k], &ms[k], &vs[k]});
+  const std::vector<DeviceBuffer> buffers = run_multi_tensor(ks, tensors, 1e-2f, 2.0f);
+  Attrs attrs;
+  attrs.set("beta1", spec.beta1);
+  attrs.set("beta2", spec.beta2);
+  attrs.set("eps", spec.eps);
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    Tensor lr_t = make(DType::F32, {}, {1e-2}), step_t = make(DType::F32, {}, {2.0});
+    Tensor p_out(params[k].type), m_out(ms[k].type), v_out(vs[k].type);
+    run_cpu("AdamUpdate", attrs, {&params[k], &grads[k], &ms[k], &vs[k], &lr_t, &step_t},
+            {&p_out, &m_out, &v_out});
+    const std::string tag = ks.name + " tensor " + std::to_string(k);
+    expect_close(download(buffers[4 * k], params[k].type), p_out, DType::F32, tag + " param");
+    expect_close(download(buffers[4 * k + 2], ms[k].type), m_out, DType::F32, tag + " m");
+    expect_close(download(buffers[4 * k + 3], vs[k].type), v_out, DType::F32, tag + " v");
+  }
+}
+
 // Plain RMSprop with momentum and weight decay (state1: the momentum buffer), and centered
 // RMSprop (state1: the gradient average).
 TEST_P(CudaKernels, RmspropMultiTensor) {
-  for (const RmspropSpec& spec : {RmspropSpec{dtype(), 0.99, 1e-8, 1e-2, 0.9, false},
-                                  RmspropSpec{dtype(), 0.9, 1e-6, 0.0, 0.0, true}}) {
+  for (const RmspropSpec& spec : {RmspropSpec{dtype(), dtype(), 0.99, 1e-8, 1e-2, 0.9, false},
+                                  RmspropSpec{dtype(), dtype(), 0.9, 1e-6, 0.0, 0.0, true}}) {
     const KernelSource ks = emit_rmsprop_update(spec);
     std::vector<Tensor> params, grads, squares, extras;
     for (size_t k = 0; k < kSizes.size(); ++k) {

@@ -1,9 +1,14 @@
 // The RMSprop update kernel against torch.optim.RMSprop's algorithm: one step worked out by
 // hand, and three steps of the centered variant with momentum and weight decay against values
-// PyTorch 2 printed for the same inputs.
+// PyTorch 2 printed for the same inputs. And every update kernel with a 16-bit gradient of f32
+// parameters (a folded Cast, passes/optimizer_fusion.h) against the same update of the gradient
+// cast to f32, bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
+
+#include "dlc/half.h"
 
 #include "runtime/cpu/kernel.h"
 #include "tests/unit/kernel_test_util.h"
@@ -82,6 +87,46 @@ TEST(RmspropKernel, CenteredMomentumWeightDecayMatchesPyTorch) {
   expect_near(s.momentum_buffer,
               {1.9625020027160645f, 2.6645565032958984f, 3.63603138923645f, 1.4131604433059692f},
               "momentum_buffer");
+}
+
+// One update of 64 elements from `param`, moments or velocity at `state`, with a gradient given
+// as bf16 (`half` true) or as its f32 value; returns every result's floats.
+std::vector<std::vector<float>> update_with(const char* op, KernelFn kernel, const std::vector<float>& grad,
+                                            bool half) {
+  const int64_t n = 64;
+  std::vector<float> param = test::random_values(n, 1), s0 = test::random_values(n, 2), s1(n, 0.01f);
+  for (float& x : s0) x = std::abs(x);  // RMSprop's square average (and the rest) non-negative
+  std::vector<BFloat16> grad_half(grad.begin(), grad.end());
+  std::vector<float> grad_f32(grad_half.begin(), grad_half.end());
+  float lr = 0.01f, step = 3.f;
+  const TensorView g = half ? view(DType::BF16, {n}, grad_half.data()) : view(grad_f32, {n});
+  std::vector<std::vector<float>> outs(3, std::vector<float>(size_t(n)));
+  std::vector<TensorView> inputs = {view(param, {n}), g, view(s0, {n})},
+                          outputs = {view(outs[0], {n}), view(outs[1], {n})};
+  const std::string name = op;
+  if (name == "AdamUpdate") {
+    inputs.push_back(view(s1, {n}));
+    outputs.push_back(view(outs[2], {n}));
+  }
+  inputs.push_back(view(DType::F32, {}, &lr));
+  if (name == "AdamUpdate") inputs.push_back(view(DType::F32, {}, &step));
+  Attrs attrs;
+  if (name == "SgdUpdate") attrs.set("momentum", 0.9);
+  KernelContext ctx = test::kernel_context(attrs, inputs, outputs, op);
+  kernel(ctx);
+  return outs;
+}
+
+TEST(OptimizerKernels, HalfGradientOfF32ParamsUpdatesAsItsF32Cast) {
+  const std::vector<float> grad = test::random_values(64, 7);
+  for (const auto& [op, kernel] : {std::pair<const char*, KernelFn>{"SgdUpdate", kernel_SgdUpdate},
+                                   {"AdamUpdate", kernel_AdamUpdate},
+                                   {"RmspropUpdate", kernel_RmspropUpdate}}) {
+    const auto half = update_with(op, kernel, grad, true), wide = update_with(op, kernel, grad, false);
+    for (size_t j = 0; j < half.size(); ++j)
+      for (size_t i = 0; i < half[j].size(); ++i)
+        ASSERT_EQ(half[j][i], wide[j][i]) << op << " result " << j << " element " << i;
+  }
 }
 
 TEST(RmspropKernel, OperandsMustMatchTheAttributes) {

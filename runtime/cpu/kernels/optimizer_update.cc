@@ -14,6 +14,7 @@
 #include "dlc/multi_tensor_update.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -228,9 +229,18 @@ void run_single(KernelContext& ctx, std::string_view op) {
 
 }  // namespace
 
-void kernel_SgdUpdate(KernelContext& ctx) { run_single(ctx, "SgdUpdate"); }
-void kernel_AdamUpdate(KernelContext& ctx) { run_single(ctx, "AdamUpdate"); }
-void kernel_RmspropUpdate(KernelContext& ctx) { run_single(ctx, "RmspropUpdate"); }
+// A 16-bit gradient of an f32 parameter (passes/optimizer_fusion.h folds its Cast) is widened
+// first: the update of the cast gradient, bit for bit.
+void kernel_SgdUpdate(KernelContext& ctx) {
+  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, kernel_SgdUpdate))) run_single(ctx, "SgdUpdate");
+}
+void kernel_AdamUpdate(KernelContext& ctx) {
+  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, kernel_AdamUpdate))) run_single(ctx, "AdamUpdate");
+}
+void kernel_RmspropUpdate(KernelContext& ctx) {
+  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, kernel_RmspropUpdate)))
+    run_single(ctx, "RmspropUpdate");
+}
 
 void kernel_MultiTensorUpdate(KernelContext& ctx) {
   const std::string update = ctx.attrs.s("update", "");

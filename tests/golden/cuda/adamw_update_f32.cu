@@ -1,4 +1,4 @@
-// dlc adamw_update kernel dlc_adamw_update_f32_a3b8c723: AdamW betas (0.9, 0.999) eps 1e-08 weight decay 0.01 (f32 parameters, f32 state).
+// dlc adamw_update kernel dlc_adamw_update_f32_a3b8c723: AdamW betas (0.9, 0.999) eps 1e-08 weight decay 0.01 (f32 parameters, f32 gradients, f32 state).
 // ---- dlc device prelude: storage types convert to and from float, the compute type.
 
 __device__ __forceinline__ float dlc_inf() { return __int_as_float(0x7f800000); }
@@ -77,6 +77,7 @@ __device__ __forceinline__ int dlc_find_tensor(const DlcTensorEntry* __restrict_
 }
 
 using T = float;
+using G = float;
 
 extern "C" __global__ void __launch_bounds__(256) dlc_adamw_update_f32_a3b8c723(
     const DlcTensorEntry* __restrict__ table, int num_tensors, long long num_chunks,
@@ -85,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(256) dlc_adamw_update_f32_a3b8c723(
   for (long long chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     const DlcTensorEntry t = table[dlc_find_tensor(table, num_tensors, chunk)];
     T* p = static_cast<T*>(t.ptr[0]);
-    const T* g = static_cast<const T*>(t.ptr[1]);
+    const G* g = static_cast<const G*>(t.ptr[1]);
     float* s0 = static_cast<float*>(t.ptr[2]);
     float* s1 = static_cast<float*>(t.ptr[3]);
     const long long begin = (chunk - t.first_chunk) * kChunk;
