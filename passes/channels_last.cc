@@ -32,12 +32,20 @@ const ir::Node* channels_first_transpose(const ir::Value* v) {
 
 bool is_scalar(const ir::Value* v) { return v->type.numel() == 1; }
 
+// An elementwise op (one of expression programs', dlc/expr_program.h).
+bool is_elementwise(const ir::Node& n) { return expr_op_from_name(ir::op_name(n.op)).has_value(); }
+
+// An op whose axis attributes can be moved to channels-last places: a reduction, Pad or Slice.
+bool takes_moved_axes(const ir::Node& n) {
+  return ir::op_name(n.op).rfind("Reduce", 0) == 0 || n.op == ir::OpKind::Pad || n.op == ir::OpKind::Slice;
+}
+
 class Rewriter {
  public:
   explicit Rewriter(ir::Graph& g) : g_(g) {}
 
-  // A layout node not yet channels-last whose operands of rank 3 or more all have the same rank
-  // (MaxPool's indices stay channels-first: no form for them).
+  // A layout node not yet channels-last whose first operand has rank 3 or more (not a MaxPool
+  // with indices: they stay channels-first, no form for them).
   bool convertible(const ir::Node& n) const {
     if (!takes_channels_last(ir::op_name(n.op)) || is_channels_last(n.attrs)) return false;
     if (n.op == ir::OpKind::MaxPool && n.outputs.size() > 1 && n.outputs[1]) return false;
@@ -52,7 +60,7 @@ class Rewriter {
       operands.push_back(v && has_channel_layout(v->type.shape.size()) ? to_last(v, n) : v);
     Attrs attrs = n->attrs;
     attrs.set("channels_last", int64_t(1));
-    ir::Node* last = rebuild(n, n->op, operands, attrs, ".nhwc");
+    ir::Node* last = rebuild(n, operands, attrs);
     std::vector<ir::Value*> kept(n->outputs.size(), nullptr);
     for (size_t k = 0; k < n->outputs.size(); ++k) {
       ir::Value* old = n->outputs[k];
@@ -68,16 +76,13 @@ class Rewriter {
   }
 
   // An elementwise op of rank 3 or more (a widening Cast only where its readers follow) whose
-  // full-size operands include
-  // Transposes back to channels-first at least as many as those with no channels-last form yet
-  // (those get a Transpose to channels-last; scalars stay as they are).
+  // full-size operands include Transposes back to channels-first at least as many as those with no
+  // channels-last form yet (those get a Transpose to channels-last; scalars stay as they are).
   bool movable(const ir::Node& n) const {
-    const std::optional<ExprOp> op = expr_op_from_name(ir::op_name(n.op));
-    if (!op || *op == ExprOp::Input || *op == ExprOp::Constant || n.outputs.size() != 1 || !n.outputs[0])
-      return false;
+    if (!is_elementwise(n) || n.outputs.size() != 1 || !n.outputs[0]) return false;
     const TensorType& out = n.outputs[0]->type;
     if (!has_channel_layout(out.shape.size())) return false;
-    if (*op == ExprOp::Cast && widens(n) && !readers_follow(n.outputs[0])) return false;
+    if (n.op == ir::OpKind::Cast && widens(n) && !readers_follow(n.outputs[0])) return false;
     int transposed = 0, untransposed = 0;
     for (const ir::Value* v : n.inputs) {
       if (!v || is_scalar(v)) continue;
@@ -100,14 +105,9 @@ class Rewriter {
   // its optimizer update stays after the Transpose, in half).
   bool readers_follow(const ir::Value* v) const {
     if (g_.is_pinned(v)) return false;
-    for (const ir::Node* r : g_.users(v)) {
-      const std::string_view op = ir::op_name(r->op);
-      const std::optional<ExprOp> e = expr_op_from_name(op);
-      const bool follows = takes_channels_last(op) || (e && *e != ExprOp::Input && *e != ExprOp::Constant) ||
-                           op.rfind("Reduce", 0) == 0 || r->op == ir::OpKind::Pad ||
-                           r->op == ir::OpKind::Slice;
-      if (!follows) return false;
-    }
+    for (const ir::Node* r : g_.users(v))
+      if (!takes_channels_last(ir::op_name(r->op)) && !is_elementwise(*r) && !takes_moved_axes(*r))
+        return false;
     return true;
   }
 
@@ -115,7 +115,7 @@ class Rewriter {
   void move(ir::Node* n) {
     std::vector<ir::Value*> operands;
     for (ir::Value* v : n->inputs) operands.push_back(v && !is_scalar(v) ? to_last(v, n) : v);
-    ir::Node* moved_node = rebuild(n, n->op, operands, n->attrs, ".nhwc");
+    ir::Node* moved_node = rebuild(n, operands, n->attrs);
     back_to_first(moved_node->outputs[0], n, n->outputs[0]);
     finish(n, moved_node, {nullptr});
     ++moved;
@@ -126,11 +126,10 @@ class Rewriter {
   // places), or nothing when the op is none of these or, a reduction without keepdims, would keep
   // its other dims in another order.
   std::optional<Attrs> channels_last_attrs(const ir::Node& n) const {
-    const std::string_view op = ir::op_name(n.op);
-    const bool reduction = op.rfind("Reduce", 0) == 0;
-    if (!(reduction || n.op == ir::OpKind::Pad || n.op == ir::OpKind::Slice) || n.inputs.size() != 1 ||
-        n.outputs.size() != 1 || !channels_first_transpose(n.inputs[0]))
+    if (!takes_moved_axes(n) || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+        !channels_first_transpose(n.inputs[0]))
       return std::nullopt;
+    const bool reduction = n.op != ir::OpKind::Pad && n.op != ir::OpKind::Slice;
     const size_t rank = n.inputs[0]->type.shape.size();
     const Shape last = to_channels_last_perm(rank);    // channels-last dim j is channels-first dim last[j]
     const Shape place = to_channels_first_perm(rank);  // channels-first dim a is channels-last dim place[a]
@@ -162,8 +161,7 @@ class Rewriter {
   // `n` on the Transpose's source with `attrs`; a result of rank 3 or more is channels-last, and
   // transposed back.
   void move_with_attrs(ir::Node* n, const Attrs& attrs) {
-    ir::Node* moved_node =
-        rebuild(n, n->op, {channels_first_transpose(n->inputs[0])->inputs[0]}, attrs, ".nhwc");
+    ir::Node* moved_node = rebuild(n, {channels_first_transpose(n->inputs[0])->inputs[0]}, attrs);
     ir::Value* result = n->outputs[0];
     const bool kept_rank = result->type.shape.size() == n->inputs[0]->type.shape.size();
     if (kept_rank) {
@@ -192,33 +190,34 @@ class Rewriter {
   ir::Value* to_last(ir::Value* v, const ir::Node* at) {
     if (const ir::Node* back = channels_first_transpose(v)) return back->inputs[0];
     if (auto it = to_last_.find(v); it != to_last_.end()) return it->second;
-    g_.set_insertion_point(at);
-    Attrs perm;
-    perm.set("perm", to_channels_last_perm(v->type.shape.size()));
-    ir::Node* t = g_.add_node(ir::OpKind::Transpose, {v}, perm, {g_.unique_value_name(v->name + ".nhwc")});
-    g_.clear_insertion_point();
-    added_.insert(t);
-    return to_last_[v] = t->outputs[0];
+    return to_last_[v] =
+               transpose_before(at, v, to_channels_last_perm(v->type.shape.size()), v->name + ".nhwc")
+                   ->outputs[0];
   }
 
   // A Transpose back to channels-first of `v` before `at`, taking over `old` (its name, its uses).
   void back_to_first(ir::Value* v, const ir::Node* at, ir::Value* old) {
-    g_.set_insertion_point(at);
-    Attrs perm;
-    perm.set("perm", to_channels_first_perm(v->type.shape.size()));
-    ir::Node* t = g_.add_node(ir::OpKind::Transpose, {v}, perm, {g_.unique_value_name(old->name + ".nchw")});
-    g_.clear_insertion_point();
-    take_over_values(t, {old});
-    added_.insert(t);
+    take_over_values(
+        transpose_before(at, v, to_channels_first_perm(v->type.shape.size()), old->name + ".nchw"), {old});
   }
 
-  // A new node like `n` before it, on `operands`, its results named after n's.
-  ir::Node* rebuild(const ir::Node* n, ir::OpKind op, const std::vector<ir::Value*>& operands,
-                    const Attrs& attrs, const char* suffix) {
+  // A Transpose of `v` by `perm` added before `at`, its result named after `name`.
+  ir::Node* transpose_before(const ir::Node* at, ir::Value* v, const Shape& perm, const std::string& name) {
+    g_.set_insertion_point(at);
+    Attrs attrs;
+    attrs.set("perm", perm);
+    ir::Node* t = g_.add_node(ir::OpKind::Transpose, {v}, attrs, {g_.unique_value_name(name)});
+    g_.clear_insertion_point();
+    added_.insert(t);
+    return t;
+  }
+
+  // A node of n's op before it, on `operands` with `attrs`, its results named after n's (".nhwc").
+  ir::Node* rebuild(const ir::Node* n, const std::vector<ir::Value*>& operands, const Attrs& attrs) {
     std::vector<std::string> names;
-    for (const ir::Value* v : n->outputs) names.push_back(v ? g_.unique_value_name(v->name + suffix) : "");
+    for (const ir::Value* v : n->outputs) names.push_back(v ? g_.unique_value_name(v->name + ".nhwc") : "");
     g_.set_insertion_point(n);
-    ir::Node* node = g_.add_node(op, operands, attrs, names, g_.unique_node_name(n->name + suffix));
+    ir::Node* node = g_.add_node(n->op, operands, attrs, names, g_.unique_node_name(n->name + ".nhwc"));
     g_.clear_insertion_point();
     return node;
   }
@@ -233,7 +232,7 @@ class Rewriter {
 
   ir::Graph& g_;
   std::map<const ir::Value*, ir::Value*> to_last_;
-  std::set<const ir::Node*> added_;
+  std::set<const ir::Node*> added_;  // every Transpose added
 };
 
 }  // namespace

@@ -107,9 +107,7 @@ int64_t fuse_optimizer_updates(ir::Graph& g) {
 int64_t fold_gradient_casts(ir::Graph& g) {
   int64_t folded = 0;
   for (ir::Node* n : g.nodes()) {
-    if (!find_multi_tensor_layout(ir::op_name(n->op)) || n->inputs.size() < 2 || !n->inputs[0] ||
-        !n->inputs[1])
-      continue;
+    if (!find_multi_tensor_layout(ir::op_name(n->op))) continue;  // a single update: param, grad required
     ir::Value* grad = n->inputs[1];
     ir::Node* cast = grad->producer;
     if (n->inputs[0]->type.dtype != DType::F32 || !cast || cast->op != ir::OpKind::Cast ||

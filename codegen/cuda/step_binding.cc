@@ -750,8 +750,7 @@ StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int
   const plan::Step& step = stage.steps(step_index);
   const StepView s(plan, stage, step);
   StepBinding b;
-  if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel());
-      op && *op != ExprOp::Input && *op != ExprOp::Constant) {
+  if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel())) {  // never Input or Constant
     b = elementwise(s, *op);
   } else if (is_activation_with_attributes(step.kernel())) {
     b = activation(s);

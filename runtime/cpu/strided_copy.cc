@@ -75,4 +75,14 @@ void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, co
   });
 }
 
+void transposed_copy(DType dtype, const Shape& in_dims, const void* in, const Shape& perm, void* out) {
+  const Shape in_strides = row_major_strides(in_dims);
+  Shape out_dims, gathered;
+  for (int64_t p : perm) {
+    out_dims.push_back(in_dims[size_t(p)]);
+    gathered.push_back(in_strides[size_t(p)]);
+  }
+  strided_copy(dtype, out_dims, out, row_major_strides(out_dims), in, gathered);
+}
+
 }  // namespace dlc::cpu

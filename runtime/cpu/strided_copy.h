@@ -17,4 +17,8 @@ Shape row_major_strides(const Shape& dims);
 void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, const void* in,
                   const Shape& is);
 
+/// `in` (contiguous, `in_dims`) transposed by `perm` (non-negative) into contiguous `out`: out's
+/// dim i is in's dim perm[i].
+void transposed_copy(DType dtype, const Shape& in_dims, const void* in, const Shape& perm, void* out);
+
 }  // namespace dlc::cpu

@@ -227,19 +227,18 @@ void run_single(KernelContext& ctx, std::string_view op) {
       ctx, *find_multi_tensor_layout(op), 1, [](int, int i) { return i; }, [](int, int j) { return j; });
 }
 
+// A 16-bit gradient of an f32 parameter (passes/optimizer_fusion.h folds its Cast) is widened
+// first: the update of the cast gradient, bit for bit. `self` is the op's kernel.
+void run_single_update(KernelContext& ctx, KernelFn self, std::string_view op) {
+  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, self))) run_single(ctx, op);
+}
+
 }  // namespace
 
-// A 16-bit gradient of an f32 parameter (passes/optimizer_fusion.h folds its Cast) is widened
-// first: the update of the cast gradient, bit for bit.
-void kernel_SgdUpdate(KernelContext& ctx) {
-  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, kernel_SgdUpdate))) run_single(ctx, "SgdUpdate");
-}
-void kernel_AdamUpdate(KernelContext& ctx) {
-  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, kernel_AdamUpdate))) run_single(ctx, "AdamUpdate");
-}
+void kernel_SgdUpdate(KernelContext& ctx) { run_single_update(ctx, kernel_SgdUpdate, "SgdUpdate"); }
+void kernel_AdamUpdate(KernelContext& ctx) { run_single_update(ctx, kernel_AdamUpdate, "AdamUpdate"); }
 void kernel_RmspropUpdate(KernelContext& ctx) {
-  if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, kernel_RmspropUpdate)))
-    run_single(ctx, "RmspropUpdate");
+  run_single_update(ctx, kernel_RmspropUpdate, "RmspropUpdate");
 }
 
 void kernel_MultiTensorUpdate(KernelContext& ctx) {

@@ -70,10 +70,8 @@ void kernel_Transpose(KernelContext& ctx) {
   if (perm.empty())
     for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
   if (int64_t(perm.size()) != rank) ctx.fail("perm has {} entries for rank {}", perm.size(), rank);
-  const Shape strides = row_major_strides(in.dims);
-  Shape in_strides(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) in_strides[d] = strides[norm_axis(ctx, perm[d], rank)];
-  gather_into(ctx.outputs[0], in.data, in_strides);
+  for (int64_t& p : perm) p = norm_axis(ctx, p, rank);
+  transposed_copy(in.dtype, in.dims, in.data, perm, ctx.outputs[0].data);
 }
 
 void kernel_Expand(KernelContext& ctx) {
