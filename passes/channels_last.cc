@@ -2,16 +2,14 @@
 // the Transposes between them cancelled or moved past elementwise ops.
 #include "passes/channels_last.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "dlc/channels_last.h"
-#include "dlc/error.h"
 #include "dlc/expr_program.h"
+#include "passes/pass_switch.h"
 #include "passes/value_takeover.h"
 
 namespace dlc::passes {
@@ -238,10 +236,7 @@ class Rewriter {
 }  // namespace
 
 bool wants_channels_last(const std::string& layout, const std::string& device, const std::string& precision) {
-  if (layout == "nchw") return false;
-  if (layout == "nhwc") return true;
-  if (layout != "auto") throw Error(fmt::format("--layout must be auto, nchw or nhwc, got '{}'", layout));
-  return device.rfind("cuda", 0) == 0 && precision != "fp32";
+  return switched_on("--layout", layout, "nhwc", "nchw", device, precision);
 }
 
 bool ChannelsLast::run(ir::Graph& g) {
