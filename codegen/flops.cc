@@ -24,6 +24,17 @@ int64_t residual_and_activation(const ir::Node& n) {
   return (n.inputs.size() > 3 && n.inputs[3]) + n.attrs.has("activation");
 }
 
+// Attention's score elements (groups x S x Sk) and head sizes D and Dv, from q, k and v at
+// inputs first…
+struct AttentionSize {
+  int64_t scores, depths;  // depths: D + Dv
+};
+AttentionSize attention_size(const ir::Node& n, size_t first) {
+  const Shape &q = n.inputs[first]->type.shape, &k = n.inputs[first + 1]->type.shape,
+              &v = n.inputs[first + 2]->type.shape;
+  return {elements(n.inputs[first]) / q.back() * k[k.size() - 2], q.back() + v.back()};
+}
+
 }  // namespace
 
 int64_t node_flops(const ir::Node& n) {
@@ -47,6 +58,18 @@ int64_t node_flops(const ir::Node& n) {
       int64_t per_output = 1;
       for (size_t i = 1; i < dw.size(); ++i) per_output *= dw[i];
       return 2 * elements(n.inputs[0]) * per_output;
+    }
+    // As the unfused ops it stands for: q kᵀ and p v (2 D and 2 Dv per score) and the scaling and
+    // Softmax (one each)…
+    case ir::OpKind::Attention: {
+      const AttentionSize a = attention_size(n, 0);
+      return a.scores * (2 * a.depths + 2);
+    }
+    // …and their gradients: do vᵀ, ds k, dsᵀ q and pᵀ do (4 D + 4 Dv per score), SoftmaxGrad
+    // (one). The recomputed scores are not counted, as FlashAttention's MFU does not count them.
+    case ir::OpKind::AttentionGrad: {
+      const AttentionSize a = attention_size(n, 1);
+      return a.scores * (4 * a.depths + 1);
     }
     // One per element and arithmetic instruction of the program (loads, constants and the
     // roundings of 16-bit intermediates are free, as in the unfused ops they stand for); a

@@ -14,8 +14,10 @@ namespace dlc::passes {
 
 namespace {
 
+// MatMul, the convolutions and Attention (whose lse result stays f32).
 bool runs_in_half(const ir::Node& n) {
-  if (n.op != ir::OpKind::MatMul && n.op != ir::OpKind::Conv && n.op != ir::OpKind::ConvTranspose)
+  if (n.op != ir::OpKind::MatMul && n.op != ir::OpKind::Conv && n.op != ir::OpKind::ConvTranspose &&
+      n.op != ir::OpKind::Attention)
     return false;
   for (const ir::Value* v : n.inputs)
     if (v && v->type.dtype != DType::F32) return false;
@@ -64,6 +66,21 @@ Attrs cast_to(DType t) {
   Attrs a;
   a.set("to", std::string(dtype_name(t)));
   return a;
+}
+
+// `n` as op of `inputs` and `attrs` before the insertion point, its first result a new value (the
+// caller rewires n's readers) and its further results n's own (a layer norm's statistics,
+// Attention's lse: they keep their values and f32).
+ir::Node* rebuild_in_half(ir::Graph& g, ir::Node* n, const std::vector<ir::Value*>& inputs,
+                          const Attrs& attrs) {
+  std::vector<std::string> names{g.unique_value_name(n->outputs[0]->name + ".half")};
+  for (size_t o = 1; o < n->outputs.size(); ++o)
+    names.push_back(n->outputs[o] ? g.unique_value_name(n->outputs[o]->name + ".half") : "");
+  ir::Node* rebuilt = g.add_node(n->op, inputs, attrs, names, n->name + ".half");
+  std::vector<ir::Value*> others(n->outputs.begin(), n->outputs.end());
+  others[0] = nullptr;
+  take_over_values(rebuilt, others);
+  return rebuilt;
 }
 
 // The half-precision copies of f32 values, one per value, shared by its readers.
@@ -161,17 +178,11 @@ HalfResults give_half_results(ir::Graph& g, HalfValues& half_of, DType half) {
       inputs[0] = half_of.of(inputs[0]);
     else
       attrs.set("y_dtype", std::string(dtype_name(half)));
-    std::vector<std::string> names{g.unique_value_name(y->name + ".half")};
-    for (size_t o = 1; o < n->outputs.size(); ++o)
-      names.push_back(n->outputs[o] ? g.unique_value_name(n->outputs[o]->name + ".half") : "");
-    ir::Node* rebuilt = g.add_node(n->op, inputs, attrs, names, n->name + ".half");
+    ir::Node* rebuilt = rebuild_in_half(g, n, inputs, attrs);
     for (ir::Node* cast : readers) {
       g.replace_all_uses(cast->outputs[0], rebuilt->outputs[0]);
       g.remove_node(cast);
     }
-    std::vector<ir::Value*> others(n->outputs.begin(), n->outputs.end());
-    others[0] = nullptr;  // the statistics a layer norm also gives keep their values
-    take_over_values(rebuilt, others);
     half_of.forget(y);
     g.remove_node(n);
     ++(softmax ? count.softmaxes : count.layer_norms);
@@ -234,9 +245,7 @@ bool MixedPrecision::run(ir::Graph& g) {
     for (ir::Value* v : n->inputs) inputs.push_back(v ? half_of.of(v) : nullptr);
     ir::Value* out = n->outputs[0];
     const std::string out_name = out->name;
-    ir::Value* half_out =
-        g.add_node(n->op, inputs, n->attrs, {g.unique_value_name(out_name + ".half")}, n->name + ".half")
-            ->outputs[0];
+    ir::Value* half_out = rebuild_in_half(g, n, inputs, n->attrs)->outputs[0];
     ir::Value* wide = g.add_node(ir::OpKind::Cast, {half_out}, cast_to(DType::F32),
                                  {g.unique_value_name(out_name + ".f32")}, n->name + ".to_f32")
                           ->outputs[0];

@@ -9,6 +9,7 @@
 #include "passes/constant_fold.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fuse_attention.h"
 #include "passes/fusion.h"
 #include "passes/mixed_precision.h"
 #include "passes/schedule_memory.h"
@@ -47,6 +48,7 @@ const std::vector<Registration>& table() {
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Canonicalize>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<ChannelsLast>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Fusion>(); },
+        [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<FuseAttention>(); },
         // `dlc opt` runs it with bf16 (fp16 differs only by the loss scale, tested in C++).
         [](const PassServices&) -> std::unique_ptr<Pass> {
           return std::make_unique<MixedPrecision>(DType::BF16);

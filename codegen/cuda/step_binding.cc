@@ -10,6 +10,7 @@
 
 #include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/arg_extremum_emitter.h"
+#include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -297,6 +298,47 @@ StepBinding softmax_grad(const StepView& s) {
   const SoftmaxSpec spec = softmax_spec(s, false);
   return emitted(s, [&] { return emit_softmax_backward(spec); },
                  {{"dy", input_operand(0)}, {"y", input_operand(1)}, {"dx", output_operand(0)}});
+}
+
+// Attention's problem from q [..., S, D], k [..., Sk, D] and v [..., Sk, Dv] at inputs first….
+AttentionSpec attention_spec(const StepView& s, int first) {
+  const TensorType q = s.input(first), k = s.input(first + 1), v = s.input(first + 2);
+  const size_t r = q.shape.size();
+  AttentionSpec spec;
+  spec.dtype = q.dtype;
+  spec.groups = num_elements(Shape(q.shape.begin(), q.shape.end() - 2));
+  spec.rows = q.shape[r - 2];
+  spec.keys = k.shape[r - 2];
+  spec.depth = q.shape[r - 1];
+  spec.value_depth = v.shape[r - 1];
+  spec.scale = s.attrs.f("scale", 1.0);
+  return spec;
+}
+
+StepBinding attention(const StepView& s) {
+  const AttentionSpec spec = attention_spec(s, 0);
+  return emitted(s, [&] { return emit_attention_forward(spec); },
+                 {{"q", input_operand(0)},
+                  {"k", input_operand(1)},
+                  {"v", input_operand(2)},
+                  {"o", output_operand(0)},
+                  {"lse", output_operand(1)}});
+}
+
+StepBinding attention_grad(const StepView& s) {
+  const AttentionSpec spec = attention_spec(s, 1);
+  for (int i = 0; i < 3; ++i)
+    if (!s.has_output(i)) s.fail(fmt::format("output {} is absent (the kernels write dq, dk and dv)", i));
+  return emitted(s, [&] { return emit_attention_backward(spec); },
+                 {{"dout", input_operand(0)},
+                  {"q", input_operand(1)},
+                  {"k", input_operand(2)},
+                  {"v", input_operand(3)},
+                  {"o", input_operand(4)},
+                  {"lse", input_operand(5)},
+                  {"dq", output_operand(0)},
+                  {"dk", output_operand(1)},
+                  {"dv", output_operand(2)}});
 }
 
 StepBinding layer_norm(const StepView& s) {
@@ -703,6 +745,8 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"ReduceLogSum", [](const StepView& s) { return reduce(s, ReduceOp::LogSum); }},
       {"Softmax", [](const StepView& s) { return softmax(s, false); }},
       {"SoftmaxGrad", softmax_grad},
+      {"Attention", attention},
+      {"AttentionGrad", attention_grad},
       {"LogSoftmax", [](const StepView& s) { return softmax(s, true); }},
       {"LayerNormalization", layer_norm},
       {"LayerNormGrad", layer_norm_grad},

@@ -1,6 +1,8 @@
 // Gradient rules of the nn ops: MatMul, convolutions and pooling.
 #include "passes/grad/rules.h"
 
+#include <fmt/format.h>
+
 #include "dlc/error.h"
 
 namespace dlc::passes::grad {
@@ -145,6 +147,18 @@ void grad_average_pool(GradContext& c) {
   Attrs a = c.node().attrs;
   a.set("shape", c.x(0)->type.shape);
   c.set_dx(0, c.emit(OpKind::AveragePoolGrad, {c.dy()}, a));
+}
+
+void grad_attention(GradContext& c) {
+  if (c.dy(1))
+    throw Error(fmt::format("autodiff: the lse output of Attention '{}' has no gradient", c.node().name));
+  if (!c.y(1))
+    throw Error(
+        fmt::format("autodiff: Attention '{}' has no lse output, which its gradient reads", c.node().name));
+  Attrs a;
+  a.set("scale", c.node().attrs.f("scale", 1.0));
+  auto g = c.emit_multi(OpKind::AttentionGrad, {c.dy(), c.x(0), c.x(1), c.x(2), c.y(0), c.y(1)}, a, 3);
+  for (int i = 0; i < 3; ++i) c.set_dx(i, g[i]);
 }
 
 }  // namespace dlc::passes::grad

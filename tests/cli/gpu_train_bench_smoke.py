@@ -26,7 +26,7 @@ from make_resnet_onnx import make_resnet  # noqa: E402
 NO_GPU = "dlc train: error: the plan runs on cuda:0, but no CUDA device is available here"
 RESNET50_MACS = 4_089_184_256
 REPORT_KEYS = {"schema", "gpu", "torch", "smoke", "steps", "warmup", "lr", "peak_tflops", "cuda_graph", "dlc_device",
-               "dlc_layout", "seconds", "results"}
+               "dlc_layout", "dlc_attention", "seconds", "results"}
 RESULT_KEYS = {"model", "shape", "training_flops_per_sample", "runs", "ratios"}
 RUN_KEYS = {"variant", "precision", "wall_s"}
 MEASURED_KEYS = {"samples_per_s", "mfu", "loss_first", "loss_last"}

@@ -3,6 +3,7 @@
 BatchNorm running statistics as PyTorch did (reference data from make_parity_models.py).
 
     check_parity.py DLC [DATA_DIR ...] [--expected-failures FILE] [--models a,b] [--keep DIR]
+                    [--dlc-arg ARG ...]
 
 DATA_DIR holds one folder per model (model.onnx, data.npz, meta.json, one .npz per case); a
 missing DATA_DIR is skipped (e.g. build/parity when the ResNet-18 data was not made). Default:
@@ -53,11 +54,11 @@ def read_expected_failures(path: str) -> dict:
     return expected
 
 
-def dlc_command(dlc: str, folder: str, meta: dict, case: dict, export: str, log: str) -> list:
+def dlc_command(dlc: str, folder: str, meta: dict, case: dict, export: str, log: str, extra: list) -> list:
     cmd = [dlc, "train", os.path.join(folder, "model.onnx"), "--data", os.path.join(folder, "data.npz"),
            "--batch", str(meta["batch"]), "--steps", str(case["steps"]), "--optimizer", case["optimizer"],
            "--lr", repr(case["lr"]), "--loss", "cross_entropy", "--label", "label", "--threads", "1",
-           "--export", export, "--log", log]
+           "--export", export, "--log", log] + extra
     if case["optimizer"] == "sgd":
         cmd += ["--momentum", "0"]
     else:
@@ -80,12 +81,12 @@ def compare_tensor(name: str, initial: np.ndarray, torch_value: np.ndarray, dlc_
     return e["ok"], "    " + parity_metric.format_tensor_error(name, e)
 
 
-def check_case(dlc: str, folder: str, meta: dict, case_name: str, work: str) -> tuple:
+def check_case(dlc: str, folder: str, meta: dict, case_name: str, work: str, extra: list) -> tuple:
     """(passed, reason, report lines) of one case of one model."""
     case = meta["cases"][case_name]
     export = os.path.join(work, f"{meta['model']}_{case_name}.onnx")
     log = os.path.join(work, f"{meta['model']}_{case_name}.jsonl")
-    r = subprocess.run(dlc_command(dlc, folder, meta, case, export, log), capture_output=True, text=True)
+    r = subprocess.run(dlc_command(dlc, folder, meta, case, export, log, extra), capture_output=True, text=True)
     if r.returncode != 0:
         return False, f"dlc train failed: {error_line(r.stderr)}", []
     lines, bad = [], []
@@ -141,6 +142,9 @@ def main() -> int:
     parser.add_argument("--expected-failures", default=os.path.join(HERE, "expected_failures"))
     parser.add_argument("--models", default="", help="comma-separated subset of the models")
     parser.add_argument("--keep", help="keep dlc's exported models and logs in this folder")
+    parser.add_argument("--dlc-arg", action="append", default=[],
+                        help="an extra argument of dlc train (repeatable; e.g. --dlc-arg=--attention "
+                             "--dlc-arg=fused)")
     args = parser.parse_args()
 
     expected = read_expected_failures(args.expected_failures)
@@ -158,7 +162,7 @@ def main() -> int:
             model = meta["model"]
             failures = []
             for case_name in meta["cases"]:
-                ok, reason, lines = check_case(args.dlc, folder, meta, case_name, work)
+                ok, reason, lines = check_case(args.dlc, folder, meta, case_name, work, args.dlc_arg)
                 print(f"{model} {case_name}: {'pass' if ok else 'FAIL: ' + reason}")
                 for line in lines:
                     print(line)

@@ -8,6 +8,7 @@
 
 #include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/arg_extremum_emitter.h"
+#include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -209,6 +210,13 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_softmax_forward({t, 4, 50, 9, true}));  // log-softmax over a middle axis
   v.push_back(emit_softmax_backward({t, 128, 1000, 1, false}));
   v.push_back(emit_softmax_backward({t, 4, 3000, 2, true}));
+  // Attention's kernels take 16-bit operands only: the f32 cases compile the f16 ones.
+  const DType half = t == DType::F32 ? DType::F16 : t;
+  v.push_back(emit_attention_forward({half, 96, 1024, 1024, 64, 64, 0.125}));  // GPT-2 small, batch 8
+  v.push_back(emit_attention_backward({half, 96, 1024, 1024, 64, 64, 0.125}));
+  v.push_back(emit_attention_forward({half, 3, 100, 77, 32, 48, 0.3}));  // partial tiles, two head sizes
+  v.push_back(emit_attention_backward({half, 3, 100, 77, 32, 48, 0.3}));
+  v.push_back(emit_attention_backward({half, 2, 64, 64, 128, 128, 1.0}));  // the largest head size
   v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true, std::nullopt}));
   v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true, std::nullopt}));    // one split
   v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true, std::nullopt}));  // split rows

@@ -10,6 +10,7 @@
 
 #include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/arg_extremum_emitter.h"
+#include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/broadcast_layout.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "tests/unit/cuda_kernel_cases.h"
@@ -349,6 +350,54 @@ TEST_P(CudaKernels, SoftmaxBackward) {
           want[at(c)] = s.log ? gv[at(c)] - std::exp(yv[at(c)]) * acc : yv[at(c)] * (gv[at(c)] - acc);
       }
     expect_close(download(d_dx, {dtype(), dims}), make(DType::F32, dims, want), dtype(), ks.name);
+  }
+}
+
+// ---- attention
+
+// The tensor-core Attention kernels against the CPU's on the same rounded operands: the forward's
+// o and lse, then the backward from the GPU's own o and lse. Partial tiles (100 rows, 77 keys)
+// with two head sizes, and a GPT-like shape.
+TEST_P(CudaKernels, AttentionForwardAndBackward) {
+  if (dtype() == DType::F32) GTEST_SKIP() << "the attention kernels take f16 or bf16";
+  for (const AttentionSpec& spec : {AttentionSpec{dtype(), 3, 100, 77, 32, 48, 0.3},
+                                    AttentionSpec{dtype(), 2, 256, 256, 64, 64, 0.125}}) {
+    const Shape qs{spec.groups, spec.rows, spec.depth}, ks_{spec.groups, spec.keys, spec.depth},
+        vs{spec.groups, spec.keys, spec.value_depth}, os{spec.groups, spec.rows, spec.value_depth},
+        ls{spec.groups, spec.rows};
+    Tensor q = random(qs, 21, -2.0, 2.0), k = random(ks_, 22, -2.0, 2.0), v = random(vs, 23),
+           dout = random(os, 24);
+    DeviceBuffer d_q = upload(q), d_k = upload(k), d_v = upload(v), d_do = upload(dout),
+                 d_o(size_t(num_elements(os)) * dtype_size(dtype())), d_lse(size_t(num_elements(ls)) * 4),
+                 d_dq(q.bytes.size()), d_dk(k.bytes.size()), d_dv(v.bytes.size());
+    const KernelSource fwd = emit_attention_forward(spec);
+    run_kernels(fwd,
+                {{"q", ptr(d_q)}, {"k", ptr(d_k)}, {"v", ptr(d_v)}, {"o", ptr(d_o)}, {"lse", ptr(d_lse)}});
+    Tensor qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), dof = to_f32(dout);
+    Tensor o(TensorType{DType::F32, os}), lse(TensorType{DType::F32, ls});
+    Attrs attrs;
+    attrs.set("scale", spec.scale);
+    run_cpu("Attention", attrs, {&qf, &kf, &vf}, {&o, &lse});
+    const Tensor gpu_o = download(d_o, {dtype(), os}), gpu_lse = download(d_lse, {DType::F32, ls});
+    expect_close(gpu_o, o, dtype(), fwd.name + " o");
+    expect_close(gpu_lse, lse, DType::F32, fwd.name + " lse");
+
+    const KernelSource bwd = emit_attention_backward(spec);
+    run_kernels(bwd, {{"dout", ptr(d_do)},
+                      {"q", ptr(d_q)},
+                      {"k", ptr(d_k)},
+                      {"v", ptr(d_v)},
+                      {"o", ptr(d_o)},
+                      {"lse", ptr(d_lse)},
+                      {"dq", ptr(d_dq)},
+                      {"dk", ptr(d_dk)},
+                      {"dv", ptr(d_dv)}});
+    Tensor of = to_f32(gpu_o), lsef = gpu_lse;
+    Tensor dq(TensorType{DType::F32, qs}), dk(TensorType{DType::F32, ks_}), dv(TensorType{DType::F32, vs});
+    run_cpu("AttentionGrad", attrs, {&dof, &qf, &kf, &vf, &of, &lsef}, {&dq, &dk, &dv});
+    expect_close(download(d_dq, {dtype(), qs}), dq, dtype(), bwd.name + " dq");
+    expect_close(download(d_dk, {dtype(), ks_}), dk, dtype(), bwd.name + " dk");
+    expect_close(download(d_dv, {dtype(), vs}), dv, dtype(), bwd.name + " dv");
   }
 }
 

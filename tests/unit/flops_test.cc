@@ -41,5 +41,23 @@ TEST(Flops, FusedElementwiseCountsEachArithmeticInstruction) {
   EXPECT_EQ(node_flops(*g.add_node(ir::OpKind::FusedElementwise, {x, b}, a)), 2 * 21);
 }
 
+// Attention counts the ops it stands for: per score, q kᵀ (2 D), the scaling and Softmax (1 each)
+// and p v (2 Dv); its gradient the four products (4 D + 4 Dv) and SoftmaxGrad (1).
+TEST(Flops, AttentionCountsTheUnfusedOps) {
+  ir::Graph g;
+  ir::Value* q = g.add_input("q", TensorType{DType::F32, {2, 3, 8}});
+  ir::Value* k = g.add_input("k", TensorType{DType::F32, {2, 5, 8}});
+  ir::Value* v = g.add_input("v", TensorType{DType::F32, {2, 5, 4}});
+  Attrs a;
+  a.set("scale", 0.5);
+  ir::Node* att = g.add_node(ir::OpKind::Attention, {q, k, v}, a, {"o", "lse"});
+  const int64_t scores = 2 * 3 * 5;
+  EXPECT_EQ(node_flops(*att), scores * (2 * 8 + 2 + 2 * 4));
+  ir::Node* grad =
+      g.add_node(ir::OpKind::AttentionGrad, {att->outputs[0], q, k, v, att->outputs[0], att->outputs[1]}, a,
+                 {"dq", "dk", "dv"});
+  EXPECT_EQ(node_flops(*grad), scores * (4 * 8 + 4 * 4 + 1));
+}
+
 }  // namespace
 }  // namespace dlc::codegen

@@ -378,6 +378,21 @@ TEST_F(GradRule, MatMulWithBatchBroadcasting) {
          attrs({{"transpose_a", int64_t(1)}})});
 }
 
+// The fused attention (passes/fuse_attention.h): AttentionGrad, with the probabilities recomputed
+// from lse. Queries, keys and values of different sizes (S 3, Sk 5, D 4, Dv 2), in two groups;
+// then rank 4 (batch, heads) with scale 1.
+TEST_F(GradRule, Attention) {
+  check({OpKind::Attention,
+         {param(uniform({2, 3, 4})), param(uniform({2, 5, 4})), param(uniform({2, 5, 2}))},
+         attrs({{"scale", 0.5}}),
+         2});
+  check({OpKind::Attention,
+         {param(uniform({1, 2, 3, 4}, -1, 1)), param(uniform({1, 2, 3, 4}, -1, 1)),
+          param(uniform({1, 2, 3, 4}))},
+         attrs({{"scale", 1.0}}),
+         2});
+}
+
 // The fusion pass's epilogue (alpha * product + bias), should a fused graph be differentiated.
 TEST_F(GradRule, MatMulWithFusedEpilogue) {
   check({OpKind::MatMul,

@@ -1,4 +1,4 @@
-// CPU kernels of the nn family (Conv, MatMul, MaxPool) against naive reference loops.
+// CPU kernels of the nn family (Conv, MatMul, MaxPool, Attention) against naive reference loops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -96,6 +96,42 @@ TEST(NnKernels, MatMulBatchBroadcast) {
       {TensorView{DType::F64, {B0, B1, M, N}, yd.data()}}, "MatMul");
   kernel_MatMul(ctx64);
   expect_near_all(std::vector<float>(yd.begin(), yd.end()), want);
+}
+
+// Attention against its formula in double: per group, o = softmax(scale q kᵀ) v over the keys
+// and lse = log Σ exp(scale q kᵀ); S, Sk, D and Dv all differ.
+TEST(NnKernels, AttentionIsSoftmaxOfScaledScoresTimesValues) {
+  const int64_t G = 2, S = 3, Sk = 5, D = 4, Dv = 3;
+  const double scale = 0.7;
+  auto q = random_values(G * S * D, 11), k = random_values(G * Sk * D, 12),
+       v = random_values(G * Sk * Dv, 13);
+  std::vector<float> want_o(size_t(G * S * Dv)), want_lse(size_t(G * S));
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t i = 0; i < S; ++i) {
+      std::vector<double> s(static_cast<size_t>(Sk));
+      double max = -1e300, sum = 0;
+      for (int64_t j = 0; j < Sk; ++j) {
+        for (int64_t d = 0; d < D; ++d) s[j] += double(q[(g * S + i) * D + d]) * k[(g * Sk + j) * D + d];
+        s[j] *= scale;
+        max = std::max(max, s[j]);
+      }
+      for (int64_t j = 0; j < Sk; ++j) sum += std::exp(s[j] - max);
+      const double lse = max + std::log(sum);
+      want_lse[g * S + i] = float(lse);
+      for (int64_t c = 0; c < Dv; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j < Sk; ++j) acc += std::exp(s[j] - lse) * v[(g * Sk + j) * Dv + c];
+        want_o[(g * S + i) * Dv + c] = float(acc);
+      }
+    }
+  Attrs attrs;
+  attrs.set("scale", scale);
+  std::vector<float> o(want_o.size()), lse(want_lse.size());
+  KernelContext ctx = kernel_context(attrs, {view(q, {G, S, D}), view(k, {G, Sk, D}), view(v, {G, Sk, Dv})},
+                                     {view(o, {G, S, Dv}), view(lse, {G, S})}, "Attention");
+  kernel_Attention(ctx);
+  expect_near_all(o, want_o);
+  expect_near_all(lse, want_lse);
 }
 
 TEST(NnKernels, MatMulVectorOperands) {

@@ -29,12 +29,12 @@ struct TrainRun {
 
 /// Trains `model` for `steps` steps with `optimizer` (lr 0.1 for SGD, else 1e-3), the fusion
 /// pass on or off, the plan's buffer sharing as given, the passes in `disabled` switched off and
-/// the precision and layout (TrainCompileOptions) as given.
+/// the precision, layout and attention (TrainCompileOptions) as given.
 inline TrainRun train_parity_model(const std::string& model, const std::string& optimizer, bool fuse,
                                    int steps, const codegen::AliasOptions& aliases = {},
                                    const std::vector<std::string>& disabled = {},
-                                   const std::string& precision = "fp32",
-                                   const std::string& layout = "auto") {
+                                   const std::string& precision = "fp32", const std::string& layout = "auto",
+                                   const std::string& attention = "auto") {
   const std::string dir = parity_dir(model);
   const std::map<std::string, Tensor> data = read_npz(dir + "/data.npz");
   driver::TrainCompileOptions options;
@@ -45,6 +45,7 @@ inline TrainRun train_parity_model(const std::string& model, const std::string& 
   options.compile.aliases = aliases;
   options.precision = precision;
   options.layout = layout;
+  options.attention = attention;
   const driver::Compiled c = driver::compile_training(dir + "/model.onnx", options);
   TrainRun run;
   for (const plan::Stage& stage : c.plan.stages()) {

@@ -5,7 +5,7 @@ torch.compile, on the same model, weights, batch and optimizer, in one run.
     gpu_train_bench.py --dlc BUILD/tools/dlc [--models resnet50,gpt2] [--precisions bf16,fp32,fp16]
                        [--compile-precisions bf16] [--steps 20] [--warmup 5] [--deadline SECONDS]
                        [--no-cuda-graph] [--peak-tflops fp32=67,bf16=989,fp16=989] [--profile bf16] [--smoke]
-                       [--dlc-layout auto|nchw|nhwc]
+                       [--dlc-layout auto|nchw|nhwc] [--dlc-attention auto|fused|unfused]
                        [--out DIR] [--json FILE]
 
 Models (built with the `onnx` package, no export; tests/cli/model_builders.py checks the builders
@@ -23,8 +23,10 @@ one fixed random batch, from the ONNX model's weights (loaded into the PyTorch m
                  convolution algorithms timed once per shape, as PyTorch's cudnn.benchmark, which
                  the torch variants set). Steps/s from its --log.
                  dlc uploads the batch every step (on its copy stream, overlapped). --dlc-layout
-                 is dlc compile's --layout (auto: NHWC convolutions in bf16/fp16, NCHW in fp32); when
-                 auto's run fails on a GPU, it is run again with nchw (`layout`, `layout_auto_error`).
+                 is dlc compile's --layout (auto: NHWC convolutions in bf16/fp16, NCHW in fp32) and
+                 --dlc-attention its --attention (auto: fused attention in bf16/fp16); when a run
+                 with both at auto fails on a GPU, it is run again with nchw and unfused (`layout`,
+                 `attention`, and the first error as `auto_error`).
   torch          PyTorch eager on the GPU, the batch resident there, the loss read every step
                  as dlc train reads it (so both wait for the GPU each step); bf16 and fp16 by
                  torch.autocast (fp16 with a GradScaler). fp32 runs with TF32 off (matmul and
@@ -156,23 +158,26 @@ def last_line(text: str) -> str:
 
 
 def dlc_variant(args, name: str, model: str, data: str, batch: int, precision: str) -> dict:
-    """dlc_run with --dlc-layout; where the default layout's run fails on a GPU (the channels-last
-    cuDNN calls are new), the run again with NCHW, the first error kept as `layout_auto_error`."""
-    result = dlc_run(args, name, model, data, batch, precision, args.dlc_layout)
+    """dlc_run with --dlc-layout and --dlc-attention; where the run with both at auto fails on a GPU
+    (the channels-last cuDNN calls and the attention kernels are new), the run again with NCHW and
+    unfused attention, the first error kept as `auto_error`."""
+    result = dlc_run(args, name, model, data, batch, precision, args.dlc_layout, args.dlc_attention)
     error = result.get("error", "")
-    if error and args.dlc_layout == "auto" and args.dlc_device == "cuda" and "no CUDA device" not in error:
-        return {**dlc_run(args, name, model, data, batch, precision, "nchw"), "layout": "nchw",
-                "layout_auto_error": error}
+    if (error and args.dlc_layout == "auto" and args.dlc_attention == "auto" and args.dlc_device == "cuda"
+            and "no CUDA device" not in error):
+        return {**dlc_run(args, name, model, data, batch, precision, "nchw", "unfused"), "layout": "nchw",
+                "attention": "unfused", "auto_error": error}
     return result
 
 
-def dlc_run(args, name: str, model: str, data: str, batch: int, precision: str, layout: str) -> dict:
+def dlc_run(args, name: str, model: str, data: str, batch: int, precision: str, layout: str,
+            attention: str) -> dict:
     """Compiles the CUDA training plan and trains it; samples/s from the log's timed steps."""
     plan = os.path.join(args.out, f"{name}_{precision}.dlcplan")
     t0 = time.monotonic()
     device = ["--device", "cuda", "--arch", "sm_90"] if args.dlc_device == "cuda" else []
     r = run([args.dlc, "compile", model, "--train", "--batch", str(batch), "--optimizer", "adam", *device,
-             "--precision", precision, "--layout", layout, "-o", plan], timeout=1800)
+             "--precision", precision, "--layout", layout, "--attention", attention, "-o", plan], timeout=1800)
     result = {"compile_s": round(time.monotonic() - t0, 2)}
     if r.returncode != 0:
         return {**result, "error": f"dlc compile: {last_line(r.stderr)}"}
@@ -382,6 +387,8 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, to check the script")
     parser.add_argument("--dlc-layout", default="auto", choices=["auto", "nchw", "nhwc"],
                         help="dlc compile's --layout (default auto: channels-last convolutions in bf16 and fp16)")
+    parser.add_argument("--dlc-attention", default="auto", choices=["auto", "fused", "unfused"],
+                        help="dlc compile's --attention (default auto: fused attention in bf16 and fp16)")
     parser.add_argument("--dlc-device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu: dlc's CPU plans instead (with --smoke: the first losses against PyTorch's)")
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "gpu_train_bench"), help="work folder")
@@ -405,6 +412,7 @@ def main() -> int:
     report = {"schema": "dlc-gpu-bench/1", "gpu": gpu, "torch": torch.__version__ if torch is not None else None,
               "smoke": args.smoke, "steps": args.steps, "warmup": args.warmup, "lr": LR, "peak_tflops": peaks,
               "cuda_graph": args.cuda_graph, "dlc_device": args.dlc_device, "dlc_layout": args.dlc_layout,
+              "dlc_attention": args.dlc_attention,
               "results": []}
     bench(args, peaks, report, started)
     report["seconds"] = round(time.monotonic() - started, 1)

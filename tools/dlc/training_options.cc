@@ -33,6 +33,10 @@ void TrainingCompileFlags::add_to(CLI::App* cmd) {
       cmd->add_option("--layout", options.layout,
                       "auto | nchw | nhwc: convolutions, pooling and batch norm on channels-last operands "
                       "(default auto: nhwc for a CUDA plan in bf16 or fp16)"),
+      cmd->add_option(
+          "--attention", options.attention,
+          "auto | fused | unfused: attention's MatMul-Softmax-MatMul as one Attention op that never "
+          "stores the scores (default auto: fused for a CUDA plan in bf16 or fp16)"),
   };
   fp16_only_ = {
       cmd->add_option("--loss-scale", options.loss_scale,

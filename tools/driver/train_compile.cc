@@ -9,6 +9,7 @@
 #include "passes/autodiff.h"
 #include "passes/channels_last.h"
 #include "passes/dce.h"
+#include "passes/fuse_attention.h"
 #include "passes/fusion.h"
 #include "passes/mixed_precision.h"
 #include "passes/pass_manager.h"
@@ -28,6 +29,8 @@ bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options,
   add_import_passes(pm);
   pm.add(std::make_unique<passes::TrainingMode>());
   pm.add(std::make_unique<passes::Loss>(options.loss), /*required=*/true);
+  if (passes::wants_fused_attention(options.attention, options.compile.device, options.precision))
+    pm.add(std::make_unique<passes::FuseAttention>());
   // Only a half precision adds the pass, so an f32 pipeline keeps its numbering.
   if (const DType half = passes::parse_precision(options.precision); half != DType::F32)
     pm.add(std::make_unique<passes::MixedPrecision>(half, options.loss_scale));

@@ -25,6 +25,9 @@ struct TrainCompileOptions {
   double loss_scale = 65536.0;
   // auto | nchw | nhwc: channels-last convolutions (passes/channels_last.h; auto: 16-bit CUDA).
   std::string layout = "auto";
+  // auto | fused | unfused: one Attention op per attention (passes/fuse_attention.h; auto: 16-bit
+  // CUDA).
+  std::string attention = "auto";
 };
 
 /// Whether a plan input is one of the scalars the trainer feeds rather than data.

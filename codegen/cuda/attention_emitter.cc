@@ -1,0 +1,399 @@
+// Attention forward and backward kernels (attention_emitter.h).
+#include "codegen/cuda/attention_emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "codegen/cuda/device_prelude.h"
+#include "codegen/cuda/emit_util.h"
+#include "dlc/error.h"
+#include "dlc/hash.h"
+
+namespace dlc::codegen::cuda {
+
+namespace {
+
+constexpr int kTile = 64;  // rows or keys per tile
+constexpr int kWarps = 4;  // 16 rows or keys each
+constexpr int kMaxDepth = 128;
+
+// Constants, fragment types and the warp-level tile products every entry uses. A warp's f32
+// scratch has rows of kSw floats, room for a score tile row or an accumulator row.
+constexpr const char* kCommon = R"(#include <mma.h>
+namespace wmma = nvcuda::wmma;
+using T = ${T};
+constexpr int kD = ${D}, kDv = ${DV}, kTile = ${TILE}, kWarps = ${WARPS};
+constexpr long long kRows = ${ROWS}, kKeys = ${KEYS};
+constexpr float kScale = ${SCALE};
+constexpr int kMaxD = kD > kDv ? kD : kDv;
+// Row strides in shared memory, padded off multiples of 128 bytes so that the rows of a tile
+// start in different banks: a T tile of width w has rows of dlc_ld(w) elements, a warp's f32
+// scratch rows of kSw floats (WMMA wants multiples of 8 T and 4 floats).
+__host__ __device__ constexpr int dlc_ld(int width) { return width + 8; }
+constexpr int kSw = (kTile > kMaxD ? kTile : kMaxD) + 4;
+using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major>;
+using FragBRow = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major>;
+using FragBCol = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major>;
+using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+
+// Rows [first, first + kTile) of a row-major [count, kWidth] matrix into shared memory (rows of
+// dlc_ld(kWidth)), zeros past count: 16-byte loads where the source is 16-byte aligned.
+template <int kWidth>
+__device__ __forceinline__ void dlc_load_tile(T* dst, const T* __restrict__ src, long long first, long long count) {
+  constexpr int kVec = 16 / sizeof(T), kChunks = kWidth / kVec;
+  if ((reinterpret_cast<unsigned long long>(src) & 15) == 0) {
+    for (int i = threadIdx.x; i < kTile * kChunks; i += blockDim.x) {
+      const int r = i / kChunks, c = (i % kChunks) * kVec;
+      uint4 chunk = make_uint4(0u, 0u, 0u, 0u);
+      if (first + r < count) chunk = *reinterpret_cast<const uint4*>(src + (first + r) * kWidth + c);
+      *reinterpret_cast<uint4*>(dst + r * dlc_ld(kWidth) + c) = chunk;
+    }
+  } else {
+    for (int i = threadIdx.x; i < kTile * kWidth; i += blockDim.x) {
+      const int r = i / kWidth, c = i % kWidth;
+      dst[r * dlc_ld(kWidth) + c] = first + r < count ? src[(first + r) * kWidth + c] : dlc_from_float<T>(0.0f);
+    }
+  }
+}
+
+// One warp: out[16][kTile] (row stride kSw) = a[16][kWidth] · b[kTile][kWidth]ᵀ, a and b row-major
+// tiles in shared memory.
+template <int kWidth>
+__device__ __forceinline__ void dlc_mma_abt(const T* a, const T* b, float* out) {
+  FragC acc[kTile / 16];
+#pragma unroll
+  for (int n = 0; n < kTile / 16; ++n) wmma::fill_fragment(acc[n], 0.0f);
+#pragma unroll
+  for (int k0 = 0; k0 < kWidth; k0 += 16) {
+    FragA fa;
+    wmma::load_matrix_sync(fa, a + k0, dlc_ld(kWidth));
+#pragma unroll
+    for (int n = 0; n < kTile / 16; ++n) {
+      FragBCol fb;
+      wmma::load_matrix_sync(fb, b + n * 16 * dlc_ld(kWidth) + k0, dlc_ld(kWidth));
+      wmma::mma_sync(acc[n], fa, fb, acc[n]);
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int n = 0; n < kTile / 16; ++n) wmma::store_matrix_sync(out + n * 16, acc[n], kSw, wmma::mem_row_major);
+  __syncwarp();
+}
+
+// One warp: acc[16][kWidth] += a[16][kTile] · b[kTile][kWidth], a and b row-major tiles in shared
+// memory.
+template <int kWidth>
+__device__ __forceinline__ void dlc_mma_ab(const T* a, const T* b, FragC (&acc)[kWidth / 16]) {
+#pragma unroll
+  for (int k0 = 0; k0 < kTile; k0 += 16) {
+    FragA fa;
+    wmma::load_matrix_sync(fa, a + k0, dlc_ld(kTile));
+#pragma unroll
+    for (int n = 0; n < kWidth / 16; ++n) {
+      FragBRow fb;
+      wmma::load_matrix_sync(fb, b + k0 * dlc_ld(kWidth) + n * 16, dlc_ld(kWidth));
+      wmma::mma_sync(acc[n], fa, fb, acc[n]);
+    }
+  }
+}
+
+// One warp: factor * acc to rows [first, first + 16) of a row-major [count, kWidth] matrix, rows
+// past count skipped, through the warp's f32 scratch.
+template <int kWidth>
+__device__ __forceinline__ void dlc_store_rows(FragC (&acc)[kWidth / 16], float* scratch, T* __restrict__ dst,
+                                               long long first, long long count, float factor) {
+  __syncwarp();
+#pragma unroll
+  for (int n = 0; n < kWidth / 16; ++n) wmma::store_matrix_sync(scratch + n * 16, acc[n], kSw, wmma::mem_row_major);
+  __syncwarp();
+  for (int i = threadIdx.x & 31; i < 16 * kWidth; i += 32) {
+    const int r = i / kWidth, c = i % kWidth;
+    if (first + r < count) dst[(first + r) * kWidth + c] = dlc_from_float<T>(scratch[r * kSw + c] * factor);
+  }
+}
+
+template <int kWidth>
+__device__ __forceinline__ void dlc_zero(FragC (&acc)[kWidth / 16]) {
+#pragma unroll
+  for (int n = 0; n < kWidth / 16; ++n) wmma::fill_fragment(acc[n], 0.0f);
+}
+)";
+
+// A warp's score rows: lanes 2r and 2r + 1 share row r of its 16, the even and the odd columns.
+constexpr const char* kForward = R"(
+extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
+    const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
+    float* __restrict__ lse) {
+  extern __shared__ __align__(128) unsigned char dlc_smem[];
+  float* scratch = reinterpret_cast<float*>(dlc_smem);       // [kWarps][16][kSw]
+  T* qs = reinterpret_cast<T*>(scratch + kWarps * 16 * kSw);  // [kTile][dlc_ld(kD)]
+  T* ks = qs + kTile * dlc_ld(kD);                            // [kTile][dlc_ld(kD)]
+  T* vs = ks + kTile * dlc_ld(kD);                            // [kTile][dlc_ld(kDv)]
+  T* ps = vs + kTile * dlc_ld(kDv);                           // [kWarps][16][dlc_ld(kTile)]
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
+  constexpr long long kRowTiles = (kRows + kTile - 1) / kTile;
+  const long long g = blockIdx.x / kRowTiles, row0 = blockIdx.x % kRowTiles * kTile;
+  const T* kg = k + g * kKeys * kD;
+  const T* vg = v + g * kKeys * kDv;
+  float* sw = scratch + warp * 16 * kSw;
+  T* pw = ps + warp * 16 * dlc_ld(kTile);
+  const T* qw = qs + warp * 16 * dlc_ld(kD);
+  dlc_load_tile<kD>(qs, q + g * kRows * kD, row0, kRows);
+
+  // Pass 1: each row's max and Σ exp over all keys.
+  float m = -dlc_inf(), l = 0.0f;
+  for (long long key0 = 0; key0 < kKeys; key0 += kTile) {
+    __syncthreads();
+    dlc_load_tile<kD>(ks, kg, key0, kKeys);
+    __syncthreads();
+    dlc_mma_abt<kD>(qw, ks, sw);
+    for (int c = odd; c < kTile && key0 + c < kKeys; c += 2) {
+      const float s = sw[r * kSw + c] * kScale;
+      if (s > m) {
+        l = l * __expf(m - s) + 1.0f;
+        m = s;
+      } else {
+        l += __expf(s - m);
+      }
+    }
+  }
+  const float m_pair = __shfl_xor_sync(0xffffffffu, m, 1), l_pair = __shfl_xor_sync(0xffffffffu, l, 1);
+  const float m_row = fmaxf(m, m_pair);
+  const float l_row = (m == -dlc_inf() ? 0.0f : l * __expf(m - m_row)) +
+                      (m_pair == -dlc_inf() ? 0.0f : l_pair * __expf(m_pair - m_row));
+  const float lse_row = m_row + __logf(l_row);
+  const long long row = row0 + warp * 16 + r;
+  if (lse && !odd && row < kRows) lse[g * kRows + row] = lse_row;
+
+  // Pass 2: o = Σ exp(scale s - lse) v, the probabilities rounded to T for the tensor cores.
+  FragC acc[kDv / 16];
+  dlc_zero<kDv>(acc);
+  for (long long key0 = 0; key0 < kKeys; key0 += kTile) {
+    __syncthreads();
+    dlc_load_tile<kD>(ks, kg, key0, kKeys);
+    dlc_load_tile<kDv>(vs, vg, key0, kKeys);
+    __syncthreads();
+    dlc_mma_abt<kD>(qw, ks, sw);
+    for (int c = odd; c < kTile; c += 2)
+      pw[r * dlc_ld(kTile) + c] =
+          dlc_from_float<T>(key0 + c < kKeys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f);
+    __syncwarp();
+    dlc_mma_ab<kDv>(pw, vs, acc);
+  }
+  dlc_store_rows<kDv>(acc, sw, o + g * kRows * kDv, row0 + warp * 16, kRows, 1.0f);
+}
+)";
+
+constexpr const char* kDelta = R"(
+// One warp per row: workspace[row] = Σ do·o (f32).
+constexpr long long kGroups = ${GROUPS};
+extern "C" __global__ void __launch_bounds__(256) ${NAME}_delta(
+    const T* __restrict__ dout, const T* __restrict__ o, float* __restrict__ workspace) {
+  const long long row = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
+  if (row >= kGroups * kRows) return;
+  float s = 0.0f;
+  for (int c = threadIdx.x & 31; c < kDv; c += 32) s += dlc_to_float(dout[row * kDv + c]) * dlc_to_float(o[row * kDv + c]);
+  s = dlc_warp_sum(s);
+  if ((threadIdx.x & 31) == 0) workspace[row] = s;
+}
+)";
+
+// The key and value gradients of one tile of keys, over every tile of rows: with sᵀ = k qᵀ,
+// pᵀ = exp(scale sᵀ - lse), dpᵀ = v doᵀ and dsᵀ = pᵀ (dpᵀ - D): dv += pᵀ do, dk += dsᵀ q (times
+// scale at the end). A warp's 16 keys are its score rows.
+constexpr const char* kKeyGradients = R"(
+extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
+    const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ dout,
+    const float* __restrict__ lse, const float* __restrict__ workspace, T* __restrict__ dk, T* __restrict__ dv) {
+  extern __shared__ __align__(128) unsigned char dlc_smem[];
+  float* scratch = reinterpret_cast<float*>(dlc_smem);  // [kWarps][2][16][kSw]: sᵀ, dpᵀ
+  float* lse_s = scratch + kWarps * 2 * 16 * kSw;      // [kTile]
+  float* delta_s = lse_s + kTile;                       // [kTile]
+  T* ks = reinterpret_cast<T*>(delta_s + kTile);        // [kTile][dlc_ld(kD)]
+  T* vs = ks + kTile * dlc_ld(kD);                      // [kTile][dlc_ld(kDv)]
+  T* qs = vs + kTile * dlc_ld(kDv);                     // [kTile][dlc_ld(kD)]
+  T* dos = qs + kTile * dlc_ld(kD);                     // [kTile][dlc_ld(kDv)]
+  T* ps = dos + kTile * dlc_ld(kDv);                    // [kWarps][2][16][dlc_ld(kTile)]: pᵀ, dsᵀ
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
+  constexpr long long kKeyTiles = (kKeys + kTile - 1) / kTile;
+  const long long g = blockIdx.x / kKeyTiles, key0 = blockIdx.x % kKeyTiles * kTile;
+  const T* qg = q + g * kRows * kD;
+  const T* dog = dout + g * kRows * kDv;
+  float* sw = scratch + warp * 2 * 16 * kSw;
+  float* dpw = sw + 16 * kSw;
+  T* pw = ps + warp * 2 * 16 * dlc_ld(kTile);
+  T* dsw = pw + 16 * dlc_ld(kTile);
+  dlc_load_tile<kD>(ks, k + g * kKeys * kD, key0, kKeys);
+  dlc_load_tile<kDv>(vs, v + g * kKeys * kDv, key0, kKeys);
+  FragC dk_acc[kD / 16], dv_acc[kDv / 16];
+  dlc_zero<kD>(dk_acc);
+  dlc_zero<kDv>(dv_acc);
+  for (long long row0 = 0; row0 < kRows; row0 += kTile) {
+    __syncthreads();
+    dlc_load_tile<kD>(qs, qg, row0, kRows);
+    dlc_load_tile<kDv>(dos, dog, row0, kRows);
+    for (int i = threadIdx.x; i < kTile; i += blockDim.x) {
+      const bool valid = row0 + i < kRows;
+      lse_s[i] = valid ? lse[g * kRows + row0 + i] : 0.0f;
+      delta_s[i] = valid ? workspace[g * kRows + row0 + i] : 0.0f;
+    }
+    __syncthreads();
+    dlc_mma_abt<kD>(ks + warp * 16 * dlc_ld(kD), qs, sw);
+    dlc_mma_abt<kDv>(vs + warp * 16 * dlc_ld(kDv), dos, dpw);
+    for (int c = odd; c < kTile; c += 2) {
+      const float p = row0 + c < kRows ? __expf(sw[r * kSw + c] * kScale - lse_s[c]) : 0.0f;
+      pw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p);
+      dsw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p * (dpw[r * kSw + c] - delta_s[c]));
+    }
+    __syncwarp();
+    dlc_mma_ab<kDv>(pw, dos, dv_acc);
+    dlc_mma_ab<kD>(dsw, qs, dk_acc);
+  }
+  dlc_store_rows<kDv>(dv_acc, sw, dv + g * kKeys * kDv, key0 + warp * 16, kKeys, 1.0f);
+  dlc_store_rows<kD>(dk_acc, sw, dk + g * kKeys * kD, key0 + warp * 16, kKeys, kScale);
+}
+)";
+
+// The query gradients of one tile of rows, over every tile of keys: with s = q kᵀ,
+// p = exp(scale s - lse), dp = do vᵀ and ds = p (dp - D): dq += ds k (times scale at the end).
+constexpr const char* kQueryGradients = R"(
+extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dq(
+    const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ dout,
+    const float* __restrict__ lse, const float* __restrict__ workspace, T* __restrict__ dq) {
+  extern __shared__ __align__(128) unsigned char dlc_smem[];
+  float* scratch = reinterpret_cast<float*>(dlc_smem);            // [kWarps][2][16][kSw]: s, dp
+  T* qs = reinterpret_cast<T*>(scratch + kWarps * 2 * 16 * kSw);  // [kTile][dlc_ld(kD)]
+  T* dos = qs + kTile * dlc_ld(kD);                               // [kTile][dlc_ld(kDv)]
+  T* ks = dos + kTile * dlc_ld(kDv);                              // [kTile][dlc_ld(kD)]
+  T* vs = ks + kTile * dlc_ld(kD);                                // [kTile][dlc_ld(kDv)]
+  T* ps = vs + kTile * dlc_ld(kDv);                               // [kWarps][16][dlc_ld(kTile)]: ds
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
+  constexpr long long kRowTiles = (kRows + kTile - 1) / kTile;
+  const long long g = blockIdx.x / kRowTiles, row0 = blockIdx.x % kRowTiles * kTile;
+  const T* kg = k + g * kKeys * kD;
+  const T* vg = v + g * kKeys * kDv;
+  float* sw = scratch + warp * 2 * 16 * kSw;
+  float* dpw = sw + 16 * kSw;
+  T* dsw = ps + warp * 16 * dlc_ld(kTile);
+  dlc_load_tile<kD>(qs, q + g * kRows * kD, row0, kRows);
+  dlc_load_tile<kDv>(dos, dout + g * kRows * kDv, row0, kRows);
+  const long long row = row0 + warp * 16 + r;
+  const float lse_row = row < kRows ? lse[g * kRows + row] : 0.0f;
+  const float delta_row = row < kRows ? workspace[g * kRows + row] : 0.0f;
+  FragC dq_acc[kD / 16];
+  dlc_zero<kD>(dq_acc);
+  for (long long key0 = 0; key0 < kKeys; key0 += kTile) {
+    __syncthreads();
+    dlc_load_tile<kD>(ks, kg, key0, kKeys);
+    dlc_load_tile<kDv>(vs, vg, key0, kKeys);
+    __syncthreads();
+    dlc_mma_abt<kD>(qs + warp * 16 * dlc_ld(kD), ks, sw);
+    dlc_mma_abt<kDv>(dos + warp * 16 * dlc_ld(kDv), vs, dpw);
+    for (int c = odd; c < kTile; c += 2) {
+      const float p = key0 + c < kKeys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f;
+      dsw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p * (dpw[r * kSw + c] - delta_row));
+    }
+    __syncwarp();
+    dlc_mma_ab<kD>(dsw, ks, dq_acc);
+  }
+  dlc_store_rows<kD>(dq_acc, sw, dq + g * kRows * kD, row0 + warp * 16, kRows, kScale);
+}
+)";
+
+void check(const AttentionSpec& spec) {
+  if (spec.dtype != DType::F16 && spec.dtype != DType::BF16)
+    throw Error(
+        fmt::format("CUDA Attention: the tensor-core kernels take f16 or bf16, got {} (compile with "
+                    "--attention unfused)",
+                    dtype_name(spec.dtype)));
+  for (int64_t d : {spec.depth, spec.value_depth})
+    if (d < 16 || d > kMaxDepth || d % 16 != 0)
+      throw Error(
+          fmt::format("CUDA Attention: head sizes must be multiples of 16 up to {}, got {} and {} (compile "
+                      "with --attention unfused)",
+                      kMaxDepth, spec.depth, spec.value_depth));
+  if (spec.groups < 1 || spec.rows < 1 || spec.keys < 1)
+    throw Error(fmt::format("CUDA Attention: empty problem [{}, {}, {}]", spec.groups, spec.rows, spec.keys));
+}
+
+// The kernels' common name and source head.
+std::pair<std::string, std::string> head(const AttentionSpec& spec, const char* kind, bool reductions) {
+  const std::string detail =
+      fmt::format("{}_s{}", dims_tag({spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth}),
+                  hex64(fnv1a64(float_literal(spec.scale))).substr(0, 8));
+  const std::string name = kernel_name(kind, spec.dtype, detail);
+  std::string source = fmt::format(
+      "// dlc {} kernels {}: {} groups of {} rows x {} keys, head sizes {} and {}, "
+      "scale {} ({}).\n",
+      kind, name, spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth, float_literal(spec.scale),
+      dtype_name(spec.dtype));
+  source += device_prelude({{spec.dtype}, false, reductions});
+  source += fill(kCommon, {{"T", std::string(cuda_type(spec.dtype))},
+                           {"D", fmt::format("{}", spec.depth)},
+                           {"DV", fmt::format("{}", spec.value_depth)},
+                           {"TILE", fmt::format("{}", kTile)},
+                           {"WARPS", fmt::format("{}", kWarps)},
+                           {"ROWS", fmt::format("{}", spec.rows)},
+                           {"KEYS", fmt::format("{}", spec.keys)},
+                           {"SCALE", float_literal(spec.scale)}});
+  return {name, source};
+}
+
+int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
+
+// The kernels' shared memory (their comments give the layouts): `scratch` f32 scratch tiles per
+// warp, `stats` f32 row statistics, the T tiles of 64 rows of widths `widths`, and `p_tiles` T
+// probability tiles per warp. Rows padded as the source's dlc_ld and kSw.
+int64_t shared_bytes(const AttentionSpec& spec, int scratch, int stats, std::vector<int64_t> widths,
+                     int p_tiles) {
+  const int64_t sw = std::max<int64_t>(kTile, std::max(spec.depth, spec.value_depth)) + 4;
+  int64_t elements = int64_t(kWarps) * p_tiles * 16 * (kTile + 8);
+  for (int64_t w : widths) elements += kTile * (w + 8);
+  return int64_t(kWarps) * scratch * 16 * sw * 4 + stats * kTile * 4 +
+         elements * int64_t(dtype_size(spec.dtype));
+}
+
+LaunchConfig tile_launch(int64_t blocks, int64_t shared_bytes) {
+  LaunchConfig c = launch_1d(blocks, kWarps * 32);
+  c.shared_bytes = int(shared_bytes);
+  return c;
+}
+
+}  // namespace
+
+KernelSource emit_attention_forward(const AttentionSpec& spec) {
+  check(spec);
+  auto [name, source] = head(spec, "attention_fwd", false);
+  source += fill(kForward, {{"NAME", name}});
+  KernelSource ks = KernelSource::named("attention_fwd", name, std::move(source));
+  const int64_t d = spec.depth, dv = spec.value_depth;
+  ks.entries.push_back({name + "_fwd",
+                        tile_launch(spec.groups * tiles(spec.rows), shared_bytes(spec, 1, 0, {d, d, dv}, 1)),
+                        {"q", "k", "v", "o", "lse"}});
+  return ks;
+}
+
+KernelSource emit_attention_backward(const AttentionSpec& spec) {
+  check(spec);
+  auto [name, source] = head(spec, "attention_bwd", true);
+  source += fill(kDelta, {{"NAME", name}, {"GROUPS", fmt::format("{}", spec.groups)}});
+  source += fill(kKeyGradients, {{"NAME", name}});
+  source += fill(kQueryGradients, {{"NAME", name}});
+  KernelSource ks = KernelSource::named("attention_bwd", name, std::move(source));
+  const int64_t rows = spec.groups * spec.rows, d = spec.depth, dv = spec.value_depth;
+  ks.entries.push_back({name + "_delta", launch_1d((rows + 7) / 8, 256), {"dout", "o", "workspace"}});
+  ks.entries.push_back(
+      {name + "_dkdv",
+       tile_launch(spec.groups * tiles(spec.keys), shared_bytes(spec, 2, 2, {d, dv, d, dv}, 2)),
+       {"q", "k", "v", "dout", "lse", "workspace", "dk", "dv"}});
+  ks.entries.push_back(
+      {name + "_dq",
+       tile_launch(spec.groups * tiles(spec.rows), shared_bytes(spec, 2, 0, {d, dv, d, dv}, 1)),
+       {"q", "k", "v", "dout", "lse", "workspace", "dq"}});
+  ks.workspace_bytes = align256(rows * 4);
+  return ks;
+}
+
+}  // namespace dlc::codegen::cuda

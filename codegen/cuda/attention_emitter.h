@@ -1,0 +1,31 @@
+// Attention forward and backward (ir/ops/nn.def, grad.def) as tensor-core kernels in the manner
+// of FlashAttention: the S x Sk scores live in shared memory one 64-key tile at a time, never in
+// global memory. q [groups, rows, depth], k [groups, keys, depth], v [groups, keys, value_depth],
+// f16 or bf16 (WMMA 16x16x16 fragments, f32 accumulation); depth and value_depth multiples of 16
+// up to 128. Each block has 4 warps of 16 rows (or keys).
+//
+// Entries:  forward   _fwd (q, k, v, o, lse?): pass 1 finds each row's lse over all key tiles,
+//                     pass 2 accumulates o = Σ exp(scale s - lse) v (two score GEMMs, no
+//                     rescaling of o)
+//           backward  _delta (dout, o, workspace): D = Σ dout·o per row, to the workspace (f32)
+//                     _dkdv (q, k, v, dout, lse, workspace, dk, dv): per key tile, over all rows
+//                     _dq (q, k, v, dout, lse, workspace, dq): per row tile, over all key tiles
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/cuda/kernel_source.h"
+#include "dlc/dtype.h"
+
+namespace dlc::codegen::cuda {
+
+struct AttentionSpec {
+  DType dtype = DType::BF16;
+  int64_t groups = 1, rows = 1, keys = 1, depth = 64, value_depth = 64;
+  double scale = 1.0;
+};
+
+KernelSource emit_attention_forward(const AttentionSpec& spec);
+KernelSource emit_attention_backward(const AttentionSpec& spec);
+
+}  // namespace dlc::codegen::cuda

@@ -1,0 +1,32 @@
+// Attention fusion (`--attention fused`; the default for 16-bit CUDA plans): each
+// MatMul(q, kᵀ) -> [Mul or Div by a scalar constant] -> Softmax(last axis) -> MatMul(·, v) becomes
+// one Attention(q, k, v) {scale} node (ir/ops/nn.def), as torch.compile's attention patterns
+// become scaled_dot_product_attention: the S x Sk scores and probabilities are neither stored nor
+// saved for the backward, whose AttentionGrad recomputes them (FlashAttention's scheme). kᵀ is
+// read as k through its Transpose (the last two axes swapped back; a Transpose pair that cancels
+// is its source). Every intermediate must have the chain's next node as its only reader. Runs
+// before mixed precision and autodiff (stat attentions_fused). Not exact: the sums run in another
+// order.
+#pragma once
+
+#include <string>
+
+#include "passes/pass.h"
+
+namespace dlc::passes {
+
+/// Whether a training plan fuses attention: `attention` is "fused", "unfused" or "auto" (fused
+/// for a CUDA device with a 16-bit precision); anything else is an error.
+bool wants_fused_attention(const std::string& attention, const std::string& device,
+                           const std::string& precision);
+
+class FuseAttention final : public Pass {
+ public:
+  std::string_view name() const override { return "fuse-attention"; }
+  std::string_view summary() const override {
+    return "fuse attention's MatMul-Softmax-MatMul into one Attention op";
+  }
+  bool run(ir::Graph& graph) override;
+};
+
+}  // namespace dlc::passes

@@ -1,0 +1,118 @@
+// CPU Attention and AttentionGrad (ir/ops/nn.def, grad.def): row by row, the S x Sk score
+// matrix never stored; f32 (f64) arithmetic, half operands widened (widen.h).
+//   forward:  s_j = scale q·k_j,  p_j = exp(s_j - max) / l,  o = Σ p_j v_j,  lse = max + log l
+//   backward: p_j = exp(scale q·k_j - lse),  D = do·o,  ds_j = p_j (do·v_j - D),
+//             dq = scale Σ ds_j k_j,  dk_j += scale ds_j q,  dv_j += p_j do
+// The backward takes D from the forward's (rounded) result, as FlashAttention's does, so the CPU
+// and CUDA kernels compute the same thing.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/widen.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+// q [groups..., rows, depth], k [groups..., keys, depth], v [groups..., keys, value_depth].
+struct AttentionDims {
+  int64_t groups, rows, keys, depth, value_depth;
+};
+
+AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {
+  const int64_t r = q.rank();
+  AttentionDims d{1, q.dims[r - 2], k.dims[r - 2], q.dims[r - 1], v.dims[r - 1]};
+  for (int64_t i = 0; i + 2 < r; ++i) d.groups *= q.dims[i];
+  return d;
+}
+
+template <typename T>
+T dot(const T* a, const T* b, int64_t n) {
+  T s = 0;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// y += a * x
+template <typename T>
+void axpy(T a, const T* x, T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+template <typename T>
+void attention(KernelContext& ctx) {
+  const AttentionDims d = attention_dims(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]);
+  const T *q = ctx.inputs[0].as<T>(), *k = ctx.inputs[1].as<T>(), *v = ctx.inputs[2].as<T>();
+  T* o = ctx.outputs[0].as<T>();
+  float* lse = ctx.has_output(1) ? ctx.outputs[1].as<float>() : nullptr;
+  const T scale = T(ctx.attrs.f("scale", 1.0));
+  parallel_chunks(d.groups * d.rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> p(size_t(d.keys));
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t g = row / d.rows;
+      const T *qi = q + row * d.depth, *kg = k + g * d.keys * d.depth, *vg = v + g * d.keys * d.value_depth;
+      T max = -std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < d.keys; ++j)
+        max = std::max(max, p[j] = scale * dot(qi, kg + j * d.depth, d.depth));
+      T sum = 0;
+      for (int64_t j = 0; j < d.keys; ++j) sum += p[j] = std::exp(p[j] - max);
+      T* oi = o + row * d.value_depth;
+      std::fill(oi, oi + d.value_depth, T(0));
+      for (int64_t j = 0; j < d.keys; ++j) axpy(p[j] / sum, vg + j * d.value_depth, oi, d.value_depth);
+      if (lse) lse[row] = float(max + std::log(sum));
+    }
+  });
+}
+
+template <typename T>
+void attention_grad(KernelContext& ctx) {
+  const AttentionDims d = attention_dims(ctx.inputs[1], ctx.inputs[2], ctx.inputs[3]);
+  const T *dout = ctx.inputs[0].as<T>(), *q = ctx.inputs[1].as<T>(), *k = ctx.inputs[2].as<T>(),
+          *v = ctx.inputs[3].as<T>(), *o = ctx.inputs[4].as<T>();
+  const float* lse = ctx.inputs[5].as<float>();
+  T *dq = ctx.outputs[0].as<T>(), *dk = ctx.outputs[1].as<T>(), *dv = ctx.outputs[2].as<T>();
+  const T scale = T(ctx.attrs.f("scale", 1.0));
+  // One group per task: its key and value gradients sum over all of its rows.
+  parallel_chunks(d.groups, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t kd = g * d.keys * d.depth, vd = g * d.keys * d.value_depth;
+      std::fill(dk + kd, dk + kd + d.keys * d.depth, T(0));
+      std::fill(dv + vd, dv + vd + d.keys * d.value_depth, T(0));
+      for (int64_t i = 0; i < d.rows; ++i) {
+        const int64_t row = g * d.rows + i;
+        const T *qi = q + row * d.depth, *doi = dout + row * d.value_depth;
+        const T di = dot(doi, o + row * d.value_depth, d.value_depth), l = T(lse[row]);
+        T* dqi = dq + row * d.depth;
+        std::fill(dqi, dqi + d.depth, T(0));
+        for (int64_t j = 0; j < d.keys; ++j) {
+          const T* kj = k + kd + j * d.depth;
+          const T p = std::exp(scale * dot(qi, kj, d.depth) - l);
+          const T ds = scale * p * (dot(doi, v + vd + j * d.value_depth, d.value_depth) - di);
+          axpy(p, doi, dv + vd + j * d.value_depth, d.value_depth);
+          axpy(ds, kj, dqi, d.depth);
+          axpy(ds, qi, dk + kd + j * d.depth, d.depth);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void kernel_Attention(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_Attention)) return;
+  dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { attention<typename decltype(tag)::type>(ctx); });
+}
+
+void kernel_AttentionGrad(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_AttentionGrad)) return;
+  dispatch_float(ctx.inputs[1].dtype, ctx,
+                 [&](auto tag) { attention_grad<typename decltype(tag)::type>(ctx); });
+}
+
+}  // namespace dlc::cpu
