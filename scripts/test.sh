@@ -41,9 +41,12 @@ asan_targets=(dlc dlc_unit_tests onnx_conformance)
 # (The target list is read whole first: `ninja … | grep -q` under pipefail fails when grep exits
 # before ninja has written everything.)
 all_targets=$(ninja -C build-asan -t targets all 2> /dev/null)
-if grep -q '^dlc_cuda_tests:' <<< "$all_targets"; then
-  asan_targets+=(dlc_cuda_tests)
-fi
+# Under the sanitizers the emulated CUDA kernels also check that they stay inside their buffers.
+for target in dlc_cuda_tests dlc_emulated_cuda_tests; do
+  if grep -q "^$target:" <<< "$all_targets"; then
+    asan_targets+=("$target")
+  fi
+done
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
