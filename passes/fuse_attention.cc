@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "dlc/attention_kernels.h"
 #include "passes/pass_switch.h"
 
 namespace dlc::passes {
@@ -47,7 +48,8 @@ std::vector<int64_t> swap_last_two(size_t rank) {
 
 class Fuser {
  public:
-  explicit Fuser(ir::Graph& g) : g_(g) {}
+  Fuser(ir::Graph& g, bool cuda_shapes_only) : g_(g), cuda_shapes_only_(cuda_shapes_only) {}
+  int64_t left = 0;  // attention chains not fused for their head sizes
 
   // Fuses the chain ending in `softmax` if it is attention's; returns whether it did.
   bool fuse(ir::Node* softmax) {
@@ -86,6 +88,11 @@ class Fuser {
     if (!std::equal(q->type.shape.begin(), q->type.shape.end() - 2, v->type.shape.begin()) ||
         q->type.dtype != v->type.dtype || !is_floating(q->type.dtype))
       return false;
+    if (cuda_shapes_only_ && (!cuda_attention_head_size(q->type.shape.back()) ||
+                              !cuda_attention_head_size(v->type.shape.back()))) {
+      ++left;
+      return false;
+    }
 
     g_.set_insertion_point(pv);
     Attrs a;
@@ -131,6 +138,7 @@ class Fuser {
   }
 
   ir::Graph& g_;
+  bool cuda_shapes_only_;
 };
 
 }  // namespace
@@ -145,11 +153,12 @@ bool FuseAttention::run(ir::Graph& g) {
   std::vector<ir::Node*> softmaxes;
   for (ir::Node* n : g.nodes())
     if (n->op == OpKind::Softmax) softmaxes.push_back(n);
-  Fuser fuser(g);
+  Fuser fuser(g, cuda_shapes_only_);
   int64_t fused = 0;
   for (ir::Node* n : softmaxes)
     if (fuser.fuse(n)) ++fused;
   stats_["attentions_fused"] = fused;
+  stats_["attentions_left"] = fuser.left;
   return fused > 0;
 }
 

@@ -5,8 +5,8 @@
 // saved for the backward, whose AttentionGrad recomputes them (FlashAttention's scheme). kᵀ is
 // read as k through its Transpose (the last two axes swapped back; a Transpose pair that cancels
 // is its source). Every intermediate must have the chain's next node as its only reader. Runs
-// before mixed precision and autodiff (stat attentions_fused). Not exact: the sums run in another
-// order.
+// before mixed precision and autodiff (stats attentions_fused, attentions_left). Not exact: the
+// sums run in another order.
 #pragma once
 
 #include <string>
@@ -22,11 +22,18 @@ bool wants_fused_attention(const std::string& attention, const std::string& devi
 
 class FuseAttention final : public Pass {
  public:
+  /// `cuda_shapes_only`: fuse only the attention the CUDA kernels run (dlc/attention_kernels.h:
+  /// head sizes multiples of 16 up to 128), as `--attention auto` does for a CUDA plan; the rest
+  /// is left unfused (stat attentions_left).
+  explicit FuseAttention(bool cuda_shapes_only = false) : cuda_shapes_only_(cuda_shapes_only) {}
   std::string_view name() const override { return "fuse-attention"; }
   std::string_view summary() const override {
     return "fuse attention's MatMul-Softmax-MatMul into one Attention op";
   }
   bool run(ir::Graph& graph) override;
+
+ private:
+  bool cuda_shapes_only_;
 };
 
 }  // namespace dlc::passes

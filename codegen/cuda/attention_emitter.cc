@@ -8,6 +8,7 @@
 
 #include "codegen/cuda/device_prelude.h"
 #include "codegen/cuda/emit_util.h"
+#include "dlc/attention_kernels.h"
 #include "dlc/error.h"
 #include "dlc/hash.h"
 
@@ -17,7 +18,6 @@ namespace {
 
 constexpr int kTile = 64;  // rows or keys per tile
 constexpr int kWarps = 4;  // 16 rows or keys each
-constexpr int kMaxDepth = 128;
 
 // Constants, fragment types and the warp-level tile products every entry uses. A warp's f32
 // scratch has rows of kSw floats, room for a score tile row or an accumulator row.
@@ -309,11 +309,11 @@ void check(const AttentionSpec& spec) {
                     "--attention unfused)",
                     dtype_name(spec.dtype)));
   for (int64_t d : {spec.depth, spec.value_depth})
-    if (d < 16 || d > kMaxDepth || d % 16 != 0)
+    if (!cuda_attention_head_size(d))
       throw Error(
           fmt::format("CUDA Attention: head sizes must be multiples of 16 up to {}, got {} and {} (compile "
                       "with --attention unfused)",
-                      kMaxDepth, spec.depth, spec.value_depth));
+                      kCudaAttentionMaxHeadSize, spec.depth, spec.value_depth));
   if (spec.groups < 1 || spec.rows < 1 || spec.keys < 1)
     throw Error(fmt::format("CUDA Attention: empty problem [{}, {}, {}]", spec.groups, spec.rows, spec.keys));
 }

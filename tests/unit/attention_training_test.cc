@@ -4,6 +4,7 @@
 // longer rounded between the Softmax and the MatMul), and its plan has one Attention and one
 // AttentionGrad step per attention and no Softmax steps left. PyTorch parity of the fused
 // attention is the ctest `parity_fused_attention`.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "dlc/error.h"
+#include "ir/parser.h"
 #include "passes/fuse_attention.h"
 #include "tests/unit/parity_training.h"
 
@@ -58,6 +60,32 @@ TEST(FusedAttention, AutoMeansCudaInHalfPrecision) {
   EXPECT_TRUE(passes::wants_fused_attention("fused", "cpu", "fp32"));
   EXPECT_FALSE(passes::wants_fused_attention("unfused", "cuda", "bf16"));
   EXPECT_THROW(passes::wants_fused_attention("flash", "cuda", "bf16"), Error);
+}
+
+// A head size of 8 (q) or 24 (v), which the CUDA kernels do not take: fused on request, left by
+// the CUDA default (`--attention auto`), which fuses only what the kernels run.
+TEST(FusedAttention, CudaDefaultLeavesHeadSizesTheKernelsDoNotTake) {
+  for (const auto& [depth, value_depth] : {std::pair<int, int>{8, 16}, {16, 24}, {32, 48}}) {
+    const std::string text = fmt::format(R"(graph @g {{
+  input %q : f32[2,5,{0}]
+  input %kt : f32[2,{0},7]
+  input %v : f32[2,7,{1}]
+  %s = MatMul(%q, %kt) : f32[2,5,7] loc("s")
+  %p = Softmax(%s) {{axis = -1}} : f32[2,5,7] loc("p")
+  %o = MatMul(%p, %v) : f32[2,5,{1}] loc("o")
+  return %o
+}})",
+                                         depth, value_depth);
+    const bool runs = depth % 16 == 0 && value_depth % 16 == 0;
+    for (bool cuda_shapes_only : {false, true}) {
+      std::unique_ptr<ir::Graph> g = ir::parse_graph(text);
+      passes::FuseAttention pass(cuda_shapes_only);
+      pass.run(*g);
+      const bool fused = !cuda_shapes_only || runs;
+      EXPECT_EQ(pass.stats().at("attentions_fused"), fused ? 1 : 0) << depth << "x" << value_depth;
+      EXPECT_EQ(pass.stats().at("attentions_left"), fused ? 0 : 1) << depth << "x" << value_depth;
+    }
+  }
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options,
   pm.add(std::make_unique<passes::TrainingMode>());
   pm.add(std::make_unique<passes::Loss>(options.loss), /*required=*/true);
   if (passes::wants_fused_attention(options.attention, options.compile.device, options.precision))
-    pm.add(std::make_unique<passes::FuseAttention>());
+    pm.add(std::make_unique<passes::FuseAttention>(options.attention == "auto"));
   // Only a half precision adds the pass, so an f32 pipeline keeps its numbering.
   if (const DType half = passes::parse_precision(options.precision); half != DType::F32)
     pm.add(std::make_unique<passes::MixedPrecision>(half, options.loss_scale));
