@@ -76,9 +76,15 @@ def main() -> int:
             if m["training_flops_per_sample"] != expected:
                 failures.append(f"gpt2 training FLOPs {m['training_flops_per_sample']}, expected {expected}")
         variants = {run["variant"]: run for run in m["runs"]}
-        if set(variants) != {"dlc", "torch", "torch_compile"}:
+        want = {"dlc", "torch", "torch_compile"} | ({"dlc_unfused_attention"} if m["model"] == "gpt2" else set())
+        if set(variants) != want:
             failures.append(f"{m['model']}: variants {sorted(variants)}")
             continue
+        if m["model"] == "gpt2":
+            fused, unfused = (json.loads(variants[v].get("plan_stats", "{}")) for v in ("dlc", "dlc_unfused_attention"))
+            kernels = (fused.get("operand_bytes_by_kernel", {}), unfused.get("operand_bytes_by_kernel", {}))
+            if "Attention" not in kernels[0] or "Attention" in kernels[1]:
+                failures.append(f"gpt2: Attention steps fused {sorted(kernels[0])}, unfused {sorted(kernels[1])}")
         run = variants["dlc"]
         if "plan_stats" not in run or "compile_s" not in run:
             failures.append(f"{m['model']} dlc: no compiled plan ({run.get('error')})")

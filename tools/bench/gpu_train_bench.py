@@ -33,6 +33,9 @@ one fixed random batch, from the ONNX model's weights (loaded into the PyTorch m
                  cuDNN), as dlc's fp32 plans compute.
   torch_compile  the same module through torch.compile (default mode), for --compile-precisions
                  only (each precision is a separate compilation of a minute or more).
+  dlc_unfused_attention  gpt2 only, in the --compile-precisions, with --dlc-attention auto: dlc
+                 with `--attention unfused`, the A/B of the fused attention (last, so a deadline
+                 cuts it first).
 For each variant: samples/s over STEPS timed steps after WARMUP untimed ones (torch_compile's first
 step compiles), the first step's loss (the variants start from the same weights and batch, so
 their first losses should agree), and the model FLOP utilisation:
@@ -83,7 +86,7 @@ except ImportError:  # the dlc half still runs
 
 LR = 1e-3
 PEAK_TFLOPS = "fp32=67,bf16=989,fp16=989"  # H200 SXM, dense (no sparsity); fp32 without TF32
-VARIANTS = ("dlc", "torch", "torch_compile")
+VARIANTS = ("dlc", "torch", "torch_compile", "dlc_unfused_attention")
 
 # Full size and --smoke size of each model.
 SHAPES = {
@@ -318,6 +321,9 @@ def run_variant(args, case: dict, variant: str, precision: str, peaks: dict, sta
     try:
         if variant == "dlc":
             info.update(dlc_variant(args, name, case["model"], case["data"], shape["batch"], precision))
+        elif variant == "dlc_unfused_attention":
+            info.update(dlc_run(args, f"{name}_unfused_attention", case["model"], case["data"], shape["batch"],
+                                precision, args.dlc_layout, "unfused"))
         else:
             info.update(torch_variant(args, name, shape, case["model"], case["data"], precision,
                                       variant == "torch_compile"))
@@ -347,6 +353,11 @@ def bench(args, peaks: dict, report: dict, started: float) -> None:
             for variant in VARIANTS:
                 if variant == "torch_compile" and precision not in args.compile_precisions:
                     continue
+                # The A/B of the fused attention: the transformer, in the torch.compile precisions.
+                if variant == "dlc_unfused_attention" and (
+                        case["result"]["model"] != "gpt2" or precision not in args.compile_precisions
+                        or args.dlc_attention != "auto"):
+                    continue
                 info = run_variant(args, case, variant, precision, peaks, started)
                 case["result"]["runs"].append(info)
                 set_ratios(case["result"], args.precisions)
@@ -358,7 +369,7 @@ def bench(args, peaks: dict, report: dict, started: float) -> None:
 
 
 def print_table(report: dict) -> None:
-    print(f"{'model':9s} {'precision':9s} {'variant':14s} {'samples/s':>10s} {'MFU':>6s} {'first loss':>11s}",
+    print(f"{'model':9s} {'precision':9s} {'variant':22s} {'samples/s':>10s} {'MFU':>6s} {'first loss':>11s}",
           file=sys.stderr)
     for m in report["results"]:
         for r in m["runs"]:
@@ -366,7 +377,7 @@ def print_table(report: dict) -> None:
             mfu = f"{100 * r['mfu']:.1f}%" if "mfu" in r else "-"
             loss = f"{r['loss_first']:.4f}" if r.get("loss_first") is not None else "-"
             note = r.get("error") or r.get("skipped") or ""
-            print(f"{m['model']:9s} {r['precision']:9s} {r['variant']:14s} {sps:>10s} {mfu:>6s} {loss:>11s}  {note}",
+            print(f"{m['model']:9s} {r['precision']:9s} {r['variant']:22s} {sps:>10s} {mfu:>6s} {loss:>11s}  {note}",
                   file=sys.stderr)
         for k, v in m["ratios"].items():
             print(f"  {k}: {v:.2f}", file=sys.stderr)
