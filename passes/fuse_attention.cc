@@ -14,13 +14,10 @@ namespace {
 
 using ir::OpKind;
 
-// The node producing `v` if it is of op `op` and `v` has `reader` as its one reader and is no
-// graph output or state; else null.
-ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, OpKind op, const ir::Node* reader) {
-  ir::Node* p = v ? v->producer : nullptr;
-  if (!p || p->op != op || g.is_pinned(v)) return nullptr;
+// Whether `v` has `reader` as its one reader and is no graph output or state.
+bool read_only_by(const ir::Graph& g, const ir::Value* v, const ir::Node* reader) {
   const std::vector<ir::Node*> users = g.users(v);
-  return users.size() == 1 && users[0] == reader ? p : nullptr;
+  return !g.is_pinned(v) && users.size() == 1 && users[0] == reader;
 }
 
 // A plain MatMul (two operands, no epilogue, no transpose flags) of rank >= 2 operands with the
@@ -36,6 +33,68 @@ double scalar_constant(const ir::Value* v) {
   if (v->role != ir::Role::Constant || !v->data || v->type.numel() != 1 || !is_floating(v->type.dtype))
     return std::nan("");
   return v->data->as_double()[0];
+}
+
+// A mask value: at most this (or -inf) masks a score, as masked_fill(-inf), finfo.min and the
+// -10000 of older exports do; the fused kernels then give its key probability 0 exactly.
+constexpr double kMaskedBelow = -1e4;
+
+// Whether `masked(i, j)` over the last two dims [rows, keys] of a constant holding rows x keys
+// elements is causal: masked exactly where j > i.
+template <typename Masked>
+bool is_causal_pattern(const Shape& shape, int64_t rows, int64_t keys, Masked&& masked) {
+  if (shape.size() < 2 || shape[shape.size() - 2] != rows || shape.back() != keys ||
+      num_elements(shape) != rows * keys)
+    return false;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < keys; ++j)
+      if (masked(i * keys + j) != (j > i)) return false;
+  return true;
+}
+
+// The scores `mask` masks if it is a causal mask of [.., rows, keys] scores: Where(cond, scores,
+// fill) or Where(cond, fill, scores) with a constant bool cond and a scalar fill ≤ kMaskedBelow,
+// or Add(scores, m) / Add(m, scores) with a constant m of 0 (kept) and ≤ kMaskedBelow (masked);
+// else null.
+ir::Value* causally_masked(const ir::Node& mask, int64_t rows, int64_t keys) {
+  const auto constant = [](const ir::Value* v) { return v->role == ir::Role::Constant && v->data; };
+  if (mask.op == OpKind::Where && mask.inputs.size() == 3 && constant(mask.inputs[0]) &&
+      mask.inputs[0]->type.dtype == DType::Bool) {
+    const std::vector<double> cond = mask.inputs[0]->data->as_double();
+    for (int fill_at : {1, 2}) {
+      const double fill = scalar_constant(mask.inputs[fill_at]);
+      if (!(fill <= kMaskedBelow)) continue;
+      // Where(cond, fill, x) masks where cond holds; Where(cond, x, fill) where it does not.
+      if (is_causal_pattern(mask.inputs[0]->type.shape, rows, keys,
+                            [&](int64_t e) { return (cond[e] != 0) == (fill_at == 1); }))
+        return mask.inputs[3 - fill_at];
+    }
+  }
+  if (mask.op == OpKind::Add && mask.inputs.size() == 2)
+    for (int m : {0, 1}) {
+      const ir::Value* add = mask.inputs[m];
+      if (!constant(add) || !is_floating(add->type.dtype)) continue;
+      const std::vector<double> values = add->data->as_double();
+      if (!std::all_of(values.begin(), values.end(), [](double x) { return x == 0 || x <= kMaskedBelow; }))
+        continue;
+      if (is_causal_pattern(add->type.shape, rows, keys, [&](int64_t e) { return values[e] != 0; }))
+        return mask.inputs[1 - m];
+    }
+  return nullptr;
+}
+
+// The scores `scaling` scales and the factor if it is a Mul or Div of them by a scalar constant;
+// else {null, 1}.
+std::pair<ir::Value*, double> scaled(const ir::Node& scaling) {
+  if ((scaling.op != OpKind::Mul && scaling.op != OpKind::Div) || scaling.inputs.size() != 2)
+    return {nullptr, 1.0};
+  for (size_t i : {size_t(0), size_t(1)}) {
+    if (i == 0 && scaling.op == OpKind::Div) continue;  // k / x is no scaling of x
+    const double k = scalar_constant(scaling.inputs[i]);
+    if (!std::isnan(k) && scaling.inputs[1 - i]->type == scaling.outputs[0]->type)
+      return {scaling.inputs[1 - i], scaling.op == OpKind::Div ? 1.0 / k : k};
+  }
+  return {nullptr, 1.0};
 }
 
 // The permutation swapping the last two of `rank` axes.
@@ -62,26 +121,31 @@ class Fuser {
     if (users.size() != 1 || g_.is_pinned(probs)) return false;
     ir::Node* pv = users[0];
     if (pv->op != OpKind::MatMul || pv->inputs[0] != probs || !is_plain_batched_matmul(*pv)) return false;
-    // The scores: MatMul(q, kᵀ), perhaps scaled.
+    // The scores: MatMul(q, kᵀ), perhaps scaled and causally masked, in either order.
+    const Shape& scores = softmax->inputs[0]->type.shape;
+    const int64_t rows = scores[rank - 2], keys = scores[rank - 1];
     double scale = 1.0;
-    ir::Node* scaling = nullptr;
-    ir::Node* qk = sole_producer(g_, softmax->inputs[0], OpKind::MatMul, softmax);
-    if (!qk) {
-      for (OpKind op : {OpKind::Mul, OpKind::Div}) {
-        scaling = sole_producer(g_, softmax->inputs[0], op, softmax);
-        if (scaling) break;
+    bool scaled_once = false, causal = false;
+    std::vector<ir::Node*> chain = {pv, softmax};
+    ir::Value* x = softmax->inputs[0];
+    ir::Node* qk = nullptr;
+    while (!qk) {
+      ir::Node* p = x->producer;
+      if (!p || !read_only_by(g_, x, chain.back())) return false;
+      if (p->op == OpKind::MatMul) {
+        qk = p;
+      } else if (auto [scores_in, k] = scaled(*p); scores_in && !scaled_once) {
+        scale = k;
+        scaled_once = true;
+        x = scores_in;
+      } else if (ir::Value* unmasked = causally_masked(*p, rows, keys);
+                 unmasked && !causal && unmasked->type == p->outputs[0]->type) {
+        causal = true;
+        x = unmasked;
+      } else {
+        return false;
       }
-      if (!scaling || scaling->inputs.size() != 2) return false;
-      for (size_t i : {size_t(0), size_t(1)}) {
-        if (i == 0 && scaling->op == OpKind::Div) continue;  // k / x is no scaling of x
-        const double k = scalar_constant(scaling->inputs[i]);
-        ir::Node* mm = sole_producer(g_, scaling->inputs[1 - i], OpKind::MatMul, scaling);
-        if (std::isnan(k) || !mm || scaling->outputs[0]->type != mm->outputs[0]->type) continue;
-        qk = mm;
-        scale = scaling->op == OpKind::Div ? 1.0 / k : k;
-        break;
-      }
-      if (!qk) return false;
+      chain.push_back(p);
     }
     if (!is_plain_batched_matmul(*qk) || qk->inputs[0]->type.shape.size() != rank) return false;
     ir::Value *q = qk->inputs[0], *k_t = qk->inputs[1], *v = pv->inputs[1];
@@ -97,6 +161,7 @@ class Fuser {
     g_.set_insertion_point(pv);
     Attrs a;
     a.set("scale", scale);
+    if (causal) a.set("causal", int64_t(1));
     ir::Value* out = pv->outputs[0];
     const std::string out_name = out->name;
     ir::Node* attention =
@@ -105,8 +170,7 @@ class Fuser {
                     g_.unique_node_name(pv->name + ".attention"));
     g_.clear_insertion_point();
     g_.replace_all_uses(out, attention->outputs[0]);
-    for (ir::Node* n : {pv, softmax, scaling, qk})
-      if (n) g_.remove_node(n);
+    for (ir::Node* n : chain) g_.remove_node(n);
     g_.rename_value(attention->outputs[0], out_name);  // a graph output keeps its name
     return true;
   }

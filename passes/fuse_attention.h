@@ -1,10 +1,14 @@
 // Attention fusion (`--attention fused`; the default for 16-bit CUDA plans): each
-// MatMul(q, kᵀ) -> [Mul or Div by a scalar constant] -> Softmax(last axis) -> MatMul(·, v) becomes
-// one Attention(q, k, v) {scale} node (ir/ops/nn.def), as torch.compile's attention patterns
+// MatMul(q, kᵀ) -> [Mul or Div by a scalar constant] -> [causal mask] -> Softmax(last axis) ->
+// MatMul(·, v), the scaling and the mask in either order, becomes one Attention(q, k, v)
+// {scale, causal} node (ir/ops/nn.def), as torch.compile's attention patterns
 // become scaled_dot_product_attention: the S x Sk scores and probabilities are neither stored nor
 // saved for the backward, whose AttentionGrad recomputes them (FlashAttention's scheme). kᵀ is
 // read as k through its Transpose (the last two axes swapped back; a Transpose pair that cancels
-// is its source). Every intermediate must have the chain's next node as its only reader. Runs
+// is its source). The causal mask is masked_fill's Where(cond, fill, scores) (or
+// Where(cond, scores, fill)) with a constant cond and a fill of -10000 or less, or an Add of a
+// constant 0 / -10000-or-less mask, masking exactly key j > i of row i. Every intermediate must
+// have the chain's next node as its only reader. Runs
 // before mixed precision and autodiff (stats attentions_fused, attentions_left). Not exact: the
 // sums run in another order.
 #pragma once

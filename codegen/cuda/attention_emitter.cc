@@ -27,6 +27,12 @@ using T = ${T};
 constexpr int kD = ${D}, kDv = ${DV}, kTile = ${TILE}, kWarps = ${WARPS};
 constexpr long long kRows = ${ROWS}, kKeys = ${KEYS};
 constexpr float kScale = ${SCALE};
+constexpr bool kCausal = ${CAUSAL};  // row i reads keys j <= i only
+
+// The keys row `row` reads: [0, dlc_keys_of(row)).
+__device__ __forceinline__ long long dlc_keys_of(long long row) {
+  return kCausal && row + 1 < kKeys ? row + 1 : kKeys;
+}
 constexpr int kMaxD = kD > kDv ? kD : kDv;
 // Row strides in shared memory, padded off multiples of 128 bytes so that the rows of a tile
 // start in different banks: a T tile of width w has rows of dlc_ld(w) elements, a warp's f32
@@ -140,16 +146,18 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
   float* sw = scratch + warp * 16 * kSw;
   T* pw = ps + warp * 16 * dlc_ld(kTile);
   const T* qw = qs + warp * 16 * dlc_ld(kD);
+  const long long row = row0 + warp * 16 + r, keys = dlc_keys_of(row);
+  const long long key_end = dlc_keys_of(row0 + kTile - 1);  // the block's last tile of keys
   dlc_load_tile<kD>(qs, q + g * kRows * kD, row0, kRows);
 
-  // Pass 1: each row's max and Σ exp over all keys.
+  // Pass 1: each row's max and Σ exp over its keys.
   float m = -dlc_inf(), l = 0.0f;
-  for (long long key0 = 0; key0 < kKeys; key0 += kTile) {
+  for (long long key0 = 0; key0 < key_end; key0 += kTile) {
     __syncthreads();
     dlc_load_tile<kD>(ks, kg, key0, kKeys);
     __syncthreads();
     dlc_mma_abt<kD>(qw, ks, sw);
-    for (int c = odd; c < kTile && key0 + c < kKeys; c += 2) {
+    for (int c = odd; c < kTile && key0 + c < keys; c += 2) {
       const float s = sw[r * kSw + c] * kScale;
       if (s > m) {
         l = l * __expf(m - s) + 1.0f;
@@ -164,13 +172,12 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
   const float l_row = (m == -dlc_inf() ? 0.0f : l * __expf(m - m_row)) +
                       (m_pair == -dlc_inf() ? 0.0f : l_pair * __expf(m_pair - m_row));
   const float lse_row = m_row + __logf(l_row);
-  const long long row = row0 + warp * 16 + r;
   if (lse && !odd && row < kRows) lse[g * kRows + row] = lse_row;
 
   // Pass 2: o = Σ exp(scale s - lse) v, the probabilities rounded to T for the tensor cores.
   FragC acc[kDv / 16];
   dlc_zero<kDv>(acc);
-  for (long long key0 = 0; key0 < kKeys; key0 += kTile) {
+  for (long long key0 = 0; key0 < key_end; key0 += kTile) {
     __syncthreads();
     dlc_load_tile<kD>(ks, kg, key0, kKeys);
     dlc_load_tile<kDv>(vs, vg, key0, kKeys);
@@ -178,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
     dlc_mma_abt<kD>(qw, ks, sw);
     for (int c = odd; c < kTile; c += 2)
       pw[r * dlc_ld(kTile) + c] =
-          dlc_from_float<T>(key0 + c < kKeys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f);
+          dlc_from_float<T>(key0 + c < keys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f);
     __syncwarp();
     dlc_mma_ab<kDv>(pw, vs, acc);
   }
@@ -230,7 +237,9 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
   FragC dk_acc[kD / 16], dv_acc[kDv / 16];
   dlc_zero<kD>(dk_acc);
   dlc_zero<kDv>(dv_acc);
-  for (long long row0 = 0; row0 < kRows; row0 += kTile) {
+  const long long key = key0 + warp * 16 + r;
+  // Causal: the rows before the tile's first key read none of its keys.
+  for (long long row0 = kCausal ? key0 : 0; row0 < kRows; row0 += kTile) {
     __syncthreads();
     dlc_load_tile<kD>(qs, qg, row0, kRows);
     dlc_load_tile<kDv>(dos, dog, row0, kRows);
@@ -243,7 +252,8 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
     dlc_mma_abt<kD>(ks + warp * 16 * dlc_ld(kD), qs, sw);
     dlc_mma_abt<kDv>(vs + warp * 16 * dlc_ld(kDv), dos, dpw);
     for (int c = odd; c < kTile; c += 2) {
-      const float p = row0 + c < kRows ? __expf(sw[r * kSw + c] * kScale - lse_s[c]) : 0.0f;
+      const float p = row0 + c < kRows && key < dlc_keys_of(row0 + c)
+                          ? __expf(sw[r * kSw + c] * kScale - lse_s[c]) : 0.0f;
       pw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p);
       dsw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p * (dpw[r * kSw + c] - delta_s[c]));
     }
@@ -279,12 +289,13 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dq(
   T* dsw = ps + warp * 16 * dlc_ld(kTile);
   dlc_load_tile<kD>(qs, q + g * kRows * kD, row0, kRows);
   dlc_load_tile<kDv>(dos, dout + g * kRows * kDv, row0, kRows);
-  const long long row = row0 + warp * 16 + r;
+  const long long row = row0 + warp * 16 + r, keys = dlc_keys_of(row);
+  const long long key_end = dlc_keys_of(row0 + kTile - 1);
   const float lse_row = row < kRows ? lse[g * kRows + row] : 0.0f;
   const float delta_row = row < kRows ? workspace[g * kRows + row] : 0.0f;
   FragC dq_acc[kD / 16];
   dlc_zero<kD>(dq_acc);
-  for (long long key0 = 0; key0 < kKeys; key0 += kTile) {
+  for (long long key0 = 0; key0 < key_end; key0 += kTile) {
     __syncthreads();
     dlc_load_tile<kD>(ks, kg, key0, kKeys);
     dlc_load_tile<kDv>(vs, vg, key0, kKeys);
@@ -292,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dq(
     dlc_mma_abt<kD>(qs + warp * 16 * dlc_ld(kD), ks, sw);
     dlc_mma_abt<kDv>(dos + warp * 16 * dlc_ld(kDv), vs, dpw);
     for (int c = odd; c < kTile; c += 2) {
-      const float p = key0 + c < kKeys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f;
+      const float p = key0 + c < keys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f;
       dsw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p * (dpw[r * kSw + c] - delta_row));
     }
     __syncwarp();
@@ -321,14 +332,14 @@ void check(const AttentionSpec& spec) {
 // The kernels' common name and source head.
 std::pair<std::string, std::string> head(const AttentionSpec& spec, const char* kind, bool reductions) {
   const std::string detail =
-      fmt::format("{}_s{}", dims_tag({spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth}),
-                  hex64(fnv1a64(float_literal(spec.scale))).substr(0, 8));
+      fmt::format("{}_s{}{}", dims_tag({spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth}),
+                  hex64(fnv1a64(float_literal(spec.scale))).substr(0, 8), spec.causal ? "_causal" : "");
   const std::string name = kernel_name(kind, spec.dtype, detail);
   std::string source = fmt::format(
       "// dlc {} kernels {}: {} groups of {} rows x {} keys, head sizes {} and {}, "
-      "scale {} ({}).\n",
+      "scale {}{} ({}).\n",
       kind, name, spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth, float_literal(spec.scale),
-      dtype_name(spec.dtype));
+      spec.causal ? ", causal" : "", dtype_name(spec.dtype));
   source += device_prelude({{spec.dtype}, false, reductions});
   source += fill(kCommon, {{"T", std::string(cuda_type(spec.dtype))},
                            {"D", fmt::format("{}", spec.depth)},
@@ -337,7 +348,8 @@ std::pair<std::string, std::string> head(const AttentionSpec& spec, const char* 
                            {"WARPS", fmt::format("{}", kWarps)},
                            {"ROWS", fmt::format("{}", spec.rows)},
                            {"KEYS", fmt::format("{}", spec.keys)},
-                           {"SCALE", float_literal(spec.scale)}});
+                           {"SCALE", float_literal(spec.scale)},
+                           {"CAUSAL", spec.causal ? "true" : "false"}});
   return {name, source};
 }
 

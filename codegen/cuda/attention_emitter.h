@@ -23,6 +23,7 @@ struct AttentionSpec {
   DType dtype = DType::BF16;
   int64_t groups = 1, rows = 1, keys = 1, depth = 64, value_depth = 64;
   double scale = 1.0;
+  bool causal = false;  // row i reads keys j <= i only (tiles past the diagonal are skipped)
 };
 
 KernelSource emit_attention_forward(const AttentionSpec& spec);

@@ -312,6 +312,7 @@ AttentionSpec attention_spec(const StepView& s, int first) {
   spec.depth = q.shape[r - 1];
   spec.value_depth = v.shape[r - 1];
   spec.scale = s.attrs.f("scale", 1.0);
+  spec.causal = s.attrs.i("causal", 0) != 0;
   return spec;
 }
 

@@ -85,6 +85,7 @@ TEST_P(EmulatedAttention, MatchesTheCpuKernels) {
 
   Attrs attrs;
   attrs.set("scale", s.scale);
+  if (s.causal) attrs.set("causal", int64_t(1));
   std::vector<float> o_want(o.size()), lse_want(lse.size());
   cpu::KernelContext forward{attrs,
                              {f32_view(q.values, qs), f32_view(k.values, ks), f32_view(v.values, vs)},
@@ -116,7 +117,8 @@ INSTANTIATE_TEST_SUITE_P(Specs, EmulatedAttention, testing::Range(0, int(std::si
                            const auto& s = kAttentionSpecs[info.param];
                            return std::string(dtype_name(s.dtype)) + "_" + std::to_string(s.groups) + "x" +
                                   std::to_string(s.rows) + "x" + std::to_string(s.keys) + "_d" +
-                                  std::to_string(s.depth) + "x" + std::to_string(s.value_depth);
+                                  std::to_string(s.depth) + "x" + std::to_string(s.value_depth) +
+                                  (s.causal ? "_causal" : "");
                          });
 
 }  // namespace

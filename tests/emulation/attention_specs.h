@@ -1,5 +1,5 @@
 // The attention problems whose emitted CUDA kernels run emulated (cuda_shim.h): partial tiles with
-// two head sizes, a one-row case, square tiles in f16, and the largest head size.
+// two head sizes, a one-row case, square tiles in f16, the largest head size, and causal ones.
 #pragma once
 
 #include "codegen/cuda/attention_emitter.h"
@@ -11,6 +11,9 @@ inline const codegen::cuda::AttentionSpec kAttentionSpecs[] = {
     {DType::F16, 4, 1, 5, 16, 16, 0.5},
     {DType::F16, 2, 128, 130, 64, 64, 0.125},
     {DType::BF16, 1, 64, 64, 128, 128, 0.09},
+    // Causal: several tiles of keys (the ones past the diagonal skipped), more rows than keys.
+    {DType::BF16, 2, 150, 150, 32, 32, 0.2, true},
+    {DType::F16, 1, 100, 70, 16, 32, 0.5, true},
 };
 
 }  // namespace dlc::emulation

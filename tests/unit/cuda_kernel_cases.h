@@ -216,7 +216,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_attention_backward({half, 96, 1024, 1024, 64, 64, 0.125}));
   v.push_back(emit_attention_forward({half, 3, 100, 77, 32, 48, 0.3}));  // partial tiles, two head sizes
   v.push_back(emit_attention_backward({half, 3, 100, 77, 32, 48, 0.3}));
-  v.push_back(emit_attention_backward({half, 2, 64, 64, 128, 128, 1.0}));  // the largest head size
+  v.push_back(emit_attention_backward({half, 2, 64, 64, 128, 128, 1.0}));            // the largest head size
+  v.push_back(emit_attention_forward({half, 96, 1024, 1024, 64, 64, 0.125, true}));  // causal
+  v.push_back(emit_attention_backward({half, 96, 1024, 1024, 64, 64, 0.125, true}));
   v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true, std::nullopt}));
   v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true, std::nullopt}));    // one split
   v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true, std::nullopt}));  // split rows

@@ -357,11 +357,12 @@ TEST_P(CudaKernels, SoftmaxBackward) {
 
 // The tensor-core Attention kernels against the CPU's on the same rounded operands: the forward's
 // o and lse, then the backward from the GPU's own o and lse. Partial tiles (100 rows, 77 keys)
-// with two head sizes, and a GPT-like shape.
+// with two head sizes, a GPT-like shape, and a causal one.
 TEST_P(CudaKernels, AttentionForwardAndBackward) {
   if (dtype() == DType::F32) GTEST_SKIP() << "the attention kernels take f16 or bf16";
-  for (const AttentionSpec& spec : {AttentionSpec{dtype(), 3, 100, 77, 32, 48, 0.3},
-                                    AttentionSpec{dtype(), 2, 256, 256, 64, 64, 0.125}}) {
+  for (const AttentionSpec& spec :
+       {AttentionSpec{dtype(), 3, 100, 77, 32, 48, 0.3}, AttentionSpec{dtype(), 2, 256, 256, 64, 64, 0.125},
+        AttentionSpec{dtype(), 2, 200, 200, 64, 64, 0.125, true}}) {
     const Shape qs{spec.groups, spec.rows, spec.depth}, ks_{spec.groups, spec.keys, spec.depth},
         vs{spec.groups, spec.keys, spec.value_depth}, os{spec.groups, spec.rows, spec.value_depth},
         ls{spec.groups, spec.rows};
@@ -377,6 +378,7 @@ TEST_P(CudaKernels, AttentionForwardAndBackward) {
     Tensor o(TensorType{DType::F32, os}), lse(TensorType{DType::F32, ls});
     Attrs attrs;
     attrs.set("scale", spec.scale);
+    if (spec.causal) attrs.set("causal", int64_t(1));
     run_cpu("Attention", attrs, {&qf, &kf, &vf}, {&o, &lse});
     const Tensor gpu_o = download(d_o, {dtype(), os}), gpu_lse = download(d_lse, {DType::F32, ls});
     expect_close(gpu_o, o, dtype(), fwd.name + " o");

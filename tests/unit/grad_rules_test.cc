@@ -380,7 +380,7 @@ TEST_F(GradRule, MatMulWithBatchBroadcasting) {
 
 // The fused attention (passes/fuse_attention.h): AttentionGrad, with the probabilities recomputed
 // from lse. Queries, keys and values of different sizes (S 3, Sk 5, D 4, Dv 2), in two groups;
-// then rank 4 (batch, heads) with scale 1.
+// then rank 4 (batch, heads) with scale 1; then causal.
 TEST_F(GradRule, Attention) {
   check({OpKind::Attention,
          {param(uniform({2, 3, 4})), param(uniform({2, 5, 4})), param(uniform({2, 5, 2}))},
@@ -390,6 +390,11 @@ TEST_F(GradRule, Attention) {
          {param(uniform({1, 2, 3, 4}, -1, 1)), param(uniform({1, 2, 3, 4}, -1, 1)),
           param(uniform({1, 2, 3, 4}))},
          attrs({{"scale", 1.0}}),
+         2});
+  // Causal: row i attends to keys 0…i only; more rows than keys.
+  check({OpKind::Attention,
+         {param(uniform({2, 5, 4})), param(uniform({2, 4, 4})), param(uniform({2, 4, 3}))},
+         attrs({{"scale", 0.5}, {"causal", int64_t(1)}}),
          2});
 }
 

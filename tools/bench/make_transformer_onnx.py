@@ -3,7 +3,7 @@
 package only (no torch), for benchmarks whose models are too large to commit or to export:
 
     make_transformer_onnx.py OUT.onnx [--vocab 50257] [--d 768] [--heads 12] [--blocks 12]
-                             [--seq 1024] [--mlp 4] [--classes 10] [--seed 0]
+                             [--seq 1024] [--mlp 4] [--classes 10] [--seed 0] [--causal]
 
 The defaults are GPT-2-small's shape. The graph is, node for node, what torch.onnx.export (opset
 17) writes for tests/parity/make_parity_models.py's `Transformer` (tests/cli/model_builders.py
@@ -15,6 +15,10 @@ LayerNorm, the mean over positions and the class head Gemm. Input `input` [N, SE
 `logits` [N, CLASSES]. Initializers carry the PyTorch module's names (`blocks.3.attn.q.weight`, …)
 so that the benchmark loads the same weights into it. Weights: N(0, 0.02) for matrices and
 embeddings (GPT-2's init), zero biases, LayerNorm scale 1 and shift 0.
+
+--causal adds GPT's causal mask, as `scores.masked_fill(future, float("-inf"))` exports it: a
+Where(future, -inf, scores) after the scaling, `future` a bool Constant [SEQ, SEQ] true above the
+diagonal (dlc's form of it; the parity model has no such variant).
 """
 import argparse
 import math
@@ -60,7 +64,7 @@ class Builder:
                                                 self.init(f"{module}.bias", np.zeros(d))], scope, axis=-1,
                          epsilon=1e-5)
 
-    def attention(self, x: str, module: str, scope: str, d: int, heads: int, seq: int) -> str:
+    def attention(self, x: str, module: str, scope: str, d: int, heads: int, seq: int, causal: bool) -> str:
         hd = d // heads
 
         def split(t: str, i: int, perm: list, transpose: int) -> str:
@@ -74,6 +78,10 @@ class Builder:
         k_t = self.node("Transpose", [k], scope, 2, perm=[0, 2, 3, 1])
         scores = self.node("Mul", [self.node("MatMul", [q, k_t], scope), self.constant(1.0 / math.sqrt(hd), scope, 3)],
                            scope)
+        if causal:
+            future = self.node("Constant", [], scope, 5, value=numpy_helper.from_array(
+                np.triu(np.ones((seq, seq), bool), 1)))
+            scores = self.node("Where", [future, self.constant(float("-inf"), scope, 6), scores], scope)
         att = self.node("MatMul", [self.node("Softmax", [scores], scope, axis=-1), v], scope, 1)
         merged = self.node("Reshape", [self.node("Transpose", [att], scope, 3, perm=[0, 2, 1, 3]),
                                        self.constant([-1, seq, d], scope, 4)], scope, 3, allowzero=0)
@@ -85,10 +93,10 @@ class Builder:
         half = self.node("Mul", [x, self.node("Add", [erf, self.constant(1.0, scope, 1)], scope)], scope)
         return self.node("Mul", [half, self.constant(0.5, scope, 2)], scope, 1)
 
-    def block(self, x: str, i: int, d: int, heads: int, seq: int, mlp: int) -> str:
+    def block(self, x: str, i: int, d: int, heads: int, seq: int, mlp: int, causal: bool) -> str:
         module, scope = f"blocks.{i}", f"/blocks/blocks.{i}"
         h = self.layer_norm(x, f"{module}.ln1", f"{scope}/ln1", d)
-        x = self.node("Add", [x, self.attention(h, f"{module}.attn", f"{scope}/attn", d, heads, seq)], scope)
+        x = self.node("Add", [x, self.attention(h, f"{module}.attn", f"{scope}/attn", d, heads, seq, causal)], scope)
         h = self.layer_norm(x, f"{module}.ln2", f"{scope}/ln2", d)
         h = self.linear(h, f"{module}.mlp.0", f"{scope}/mlp/mlp.0", d, mlp * d)
         h = self.linear(self.gelu(h, f"{scope}/mlp/mlp.1"), f"{module}.mlp.2", f"{scope}/mlp/mlp.2", mlp * d, d)
@@ -96,14 +104,14 @@ class Builder:
 
 
 def make_transformer(vocab: int = 50257, d: int = 768, heads: int = 12, blocks: int = 12, seq: int = 1024,
-                     mlp: int = 4, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
+                     mlp: int = 4, classes: int = 10, seed: int = 0, causal: bool = False) -> onnx.ModelProto:
     if d % heads:
         raise SystemExit(f"error: make_transformer_onnx: --d {d} is not a multiple of --heads {heads}")
     b = Builder(seed)
     pos = b.normal("pos", (seq, d))
     h = b.node("Add", [b.node("Gather", [b.normal("embed.weight", (vocab, d)), "input"], "/embed"), pos], "")
     for i in range(blocks):
-        h = b.block(h, i, d, heads, seq, mlp)
+        h = b.block(h, i, d, heads, seq, mlp, causal)
     h = b.node("ReduceMean", [b.layer_norm(h, "ln_f", "/ln_f", d)], "", axes=[1], keepdims=0)
     w, bias = b.normal("head.weight", (classes, d)), b.init("head.bias", np.zeros(classes))
     b.nodes.append(helper.make_node("Gemm", [h, w, bias], ["logits"], name="/head/Gemm", alpha=1.0, beta=1.0,
@@ -122,8 +130,9 @@ def main() -> int:
     for flag, default in [("vocab", 50257), ("d", 768), ("heads", 12), ("blocks", 12), ("seq", 1024), ("mlp", 4),
                           ("classes", 10), ("seed", 0)]:
         parser.add_argument(f"--{flag}", type=int, default=default, help=f"default {default}")
+    parser.add_argument("--causal", action="store_true", help="mask each position's attention to later ones")
     a = parser.parse_args()
-    model = make_transformer(a.vocab, a.d, a.heads, a.blocks, a.seq, a.mlp, a.classes, a.seed)
+    model = make_transformer(a.vocab, a.d, a.heads, a.blocks, a.seq, a.mlp, a.classes, a.seed, a.causal)
     onnx.save(model, a.out)
     return 0
 

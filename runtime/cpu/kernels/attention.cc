@@ -1,5 +1,6 @@
 // CPU Attention and AttentionGrad (ir/ops/nn.def, grad.def): row by row, the S x Sk score
-// matrix never stored; f32 (f64) arithmetic, half operands widened (widen.h).
+// matrix never stored; f32 (f64) arithmetic, half operands widened (widen.h). Row i reads keys
+// j < keys_of(i): all of them, or j <= i when causal.
 //   forward:  s_j = scale q·k_j,  p_j = exp(s_j - max) / l,  o = Σ p_j v_j,  lse = max + log l
 //   backward: p_j = exp(scale q·k_j - lse),  D = do·o,  ds_j = p_j (do·v_j - D),
 //             dq = scale Σ ds_j k_j,  dk_j += scale ds_j q,  dv_j += p_j do
@@ -22,11 +23,16 @@ namespace {
 // q [groups..., rows, depth], k [groups..., keys, depth], v [groups..., keys, value_depth].
 struct AttentionDims {
   int64_t groups, rows, keys, depth, value_depth;
+  bool causal;
+  // The keys row i attends to: [0, keys_of(i)).
+  int64_t keys_of(int64_t i) const { return causal ? std::min(keys, i + 1) : keys; }
 };
 
-AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {
+AttentionDims attention_dims(const KernelContext& ctx, int first) {
+  const TensorView &q = ctx.inputs[first], &k = ctx.inputs[first + 1], &v = ctx.inputs[first + 2];
   const int64_t r = q.rank();
-  AttentionDims d{1, q.dims[r - 2], k.dims[r - 2], q.dims[r - 1], v.dims[r - 1]};
+  AttentionDims d{
+      1, q.dims[r - 2], k.dims[r - 2], q.dims[r - 1], v.dims[r - 1], ctx.attrs.i("causal", 0) != 0};
   for (int64_t i = 0; i + 2 < r; ++i) d.groups *= q.dims[i];
   return d;
 }
@@ -46,7 +52,7 @@ void axpy(T a, const T* x, T* y, int64_t n) {
 
 template <typename T>
 void attention(KernelContext& ctx) {
-  const AttentionDims d = attention_dims(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]);
+  const AttentionDims d = attention_dims(ctx, 0);
   const T *q = ctx.inputs[0].as<T>(), *k = ctx.inputs[1].as<T>(), *v = ctx.inputs[2].as<T>();
   T* o = ctx.outputs[0].as<T>();
   float* lse = ctx.has_output(1) ? ctx.outputs[1].as<float>() : nullptr;
@@ -54,16 +60,16 @@ void attention(KernelContext& ctx) {
   parallel_chunks(d.groups * d.rows, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> p(size_t(d.keys));
     for (int64_t row = begin; row < end; ++row) {
-      const int64_t g = row / d.rows;
+      const int64_t g = row / d.rows, keys = d.keys_of(row % d.rows);
       const T *qi = q + row * d.depth, *kg = k + g * d.keys * d.depth, *vg = v + g * d.keys * d.value_depth;
       T max = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < d.keys; ++j)
+      for (int64_t j = 0; j < keys; ++j)
         max = std::max(max, p[j] = scale * dot(qi, kg + j * d.depth, d.depth));
       T sum = 0;
-      for (int64_t j = 0; j < d.keys; ++j) sum += p[j] = std::exp(p[j] - max);
+      for (int64_t j = 0; j < keys; ++j) sum += p[j] = std::exp(p[j] - max);
       T* oi = o + row * d.value_depth;
       std::fill(oi, oi + d.value_depth, T(0));
-      for (int64_t j = 0; j < d.keys; ++j) axpy(p[j] / sum, vg + j * d.value_depth, oi, d.value_depth);
+      for (int64_t j = 0; j < keys; ++j) axpy(p[j] / sum, vg + j * d.value_depth, oi, d.value_depth);
       if (lse) lse[row] = float(max + std::log(sum));
     }
   });
@@ -71,7 +77,7 @@ void attention(KernelContext& ctx) {
 
 template <typename T>
 void attention_grad(KernelContext& ctx) {
-  const AttentionDims d = attention_dims(ctx.inputs[1], ctx.inputs[2], ctx.inputs[3]);
+  const AttentionDims d = attention_dims(ctx, 1);
   const T *dout = ctx.inputs[0].as<T>(), *q = ctx.inputs[1].as<T>(), *k = ctx.inputs[2].as<T>(),
           *v = ctx.inputs[3].as<T>(), *o = ctx.inputs[4].as<T>();
   const float* lse = ctx.inputs[5].as<float>();
@@ -89,7 +95,7 @@ void attention_grad(KernelContext& ctx) {
         const T di = dot(doi, o + row * d.value_depth, d.value_depth), l = T(lse[row]);
         T* dqi = dq + row * d.depth;
         std::fill(dqi, dqi + d.depth, T(0));
-        for (int64_t j = 0; j < d.keys; ++j) {
+        for (int64_t j = 0; j < d.keys_of(i); ++j) {
           const T* kj = k + kd + j * d.depth;
           const T p = std::exp(scale * dot(qi, kj, d.depth) - l);
           const T ds = scale * p * (dot(doi, v + vd + j * d.value_depth, d.value_depth) - di);
