@@ -1,6 +1,7 @@
 // Operation counts.
 #include "codegen/flops.h"
 
+#include "dlc/attention.h"
 #include "dlc/expr_program.h"
 
 namespace dlc::codegen {
@@ -24,15 +25,10 @@ int64_t residual_and_activation(const ir::Node& n) {
   return (n.inputs.size() > 3 && n.inputs[3]) + n.attrs.has("activation");
 }
 
-// Attention's score elements (groups x S x Sk) and head sizes D and Dv, from q, k and v at
-// inputs first…
-struct AttentionSize {
-  int64_t scores, depths;  // depths: D + Dv
-};
-AttentionSize attention_size(const ir::Node& n, size_t first) {
-  const Shape &q = n.inputs[first]->type.shape, &k = n.inputs[first + 1]->type.shape,
-              &v = n.inputs[first + 2]->type.shape;
-  return {elements(n.inputs[first]) / q.back() * k[k.size() - 2], q.back() + v.back()};
+// Attention's problem from q, k and v at inputs first…
+AttentionShape attention_of(const ir::Node& n, size_t first) {
+  return attention_shape(n.inputs[first]->type.shape, n.inputs[first + 1]->type.shape,
+                         n.inputs[first + 2]->type.shape);
 }
 
 }  // namespace
@@ -62,14 +58,14 @@ int64_t node_flops(const ir::Node& n) {
     // As the unfused ops it stands for: q kᵀ and p v (2 D and 2 Dv per score) and the scaling and
     // Softmax (one each)…
     case ir::OpKind::Attention: {
-      const AttentionSize a = attention_size(n, 0);
-      return a.scores * (2 * a.depths + 2);
+      const AttentionShape a = attention_of(n, 0);
+      return a.scores() * (2 * (a.depth + a.value_depth) + 2);
     }
     // …and their gradients: do vᵀ, ds k, dsᵀ q and pᵀ do (4 D + 4 Dv per score), SoftmaxGrad
     // (one). The recomputed scores are not counted, as FlashAttention's MFU does not count them.
     case ir::OpKind::AttentionGrad: {
-      const AttentionSize a = attention_size(n, 1);
-      return a.scores * (4 * a.depths + 1);
+      const AttentionShape a = attention_of(n, 1);
+      return a.scores() * (4 * (a.depth + a.value_depth) + 1);
     }
     // One per element and arithmetic instruction of the program (loads, constants and the
     // roundings of 16-bit intermediates are free, as in the unfused ops they stand for); a

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "dlc/attention_kernels.h"
+#include "dlc/attention.h"
 #include "passes/pass_switch.h"
 
 namespace dlc::passes {

@@ -26,7 +26,7 @@ bool wants_fused_attention(const std::string& attention, const std::string& devi
 
 class FuseAttention final : public Pass {
  public:
-  /// `cuda_shapes_only`: fuse only the attention the CUDA kernels run (dlc/attention_kernels.h:
+  /// `cuda_shapes_only`: fuse only the attention the CUDA kernels run (dlc/attention.h:
   /// head sizes multiples of 16 up to 128), as `--attention auto` does for a CUDA plan; the rest
   /// is left unfused (stat attentions_left).
   explicit FuseAttention(bool cuda_shapes_only = false) : cuda_shapes_only_(cuda_shapes_only) {}

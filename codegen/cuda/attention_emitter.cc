@@ -8,7 +8,7 @@
 
 #include "codegen/cuda/device_prelude.h"
 #include "codegen/cuda/emit_util.h"
-#include "dlc/attention_kernels.h"
+#include "dlc/attention.h"
 #include "dlc/error.h"
 #include "dlc/hash.h"
 

@@ -21,6 +21,7 @@
 #include "codegen/cuda/optimizer_emitter.h"
 #include "codegen/cuda/reduce_emitter.h"
 #include "codegen/cuda/softmax_emitter.h"
+#include "dlc/attention.h"
 #include "dlc/error.h"
 #include "dlc/expr_program.h"
 #include "dlc/in_place_operands.h"
@@ -277,6 +278,12 @@ StepBinding arg_extremum(const StepView& s, bool max) {
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
+// Fails the step unless its first `count` outputs, which its kernels all write (`what`), are present.
+void require_outputs(const StepView& s, int count, std::string_view what) {
+  for (int i = 0; i < count; ++i)
+    if (!s.has_output(i)) s.fail(fmt::format("output {} is absent (the kernels write {})", i, what));
+}
+
 // The [outer, extent, inner] view of a softmax step's first operand along its axis.
 SoftmaxSpec softmax_spec(const StepView& s, bool log) {
   const TensorType x = s.input(0);
@@ -302,15 +309,15 @@ StepBinding softmax_grad(const StepView& s) {
 
 // Attention's problem from q [..., S, D], k [..., Sk, D] and v [..., Sk, Dv] at inputs first….
 AttentionSpec attention_spec(const StepView& s, int first) {
-  const TensorType q = s.input(first), k = s.input(first + 1), v = s.input(first + 2);
-  const size_t r = q.shape.size();
+  const TensorType q = s.input(first);
+  const AttentionShape shape = attention_shape(q.shape, s.input(first + 1).shape, s.input(first + 2).shape);
   AttentionSpec spec;
   spec.dtype = q.dtype;
-  spec.groups = num_elements(Shape(q.shape.begin(), q.shape.end() - 2));
-  spec.rows = q.shape[r - 2];
-  spec.keys = k.shape[r - 2];
-  spec.depth = q.shape[r - 1];
-  spec.value_depth = v.shape[r - 1];
+  spec.groups = shape.groups;
+  spec.rows = shape.rows;
+  spec.keys = shape.keys;
+  spec.depth = shape.depth;
+  spec.value_depth = shape.value_depth;
   spec.scale = s.attrs.f("scale", 1.0);
   spec.causal = s.attrs.i("causal", 0) != 0;
   return spec;
@@ -328,8 +335,7 @@ StepBinding attention(const StepView& s) {
 
 StepBinding attention_grad(const StepView& s) {
   const AttentionSpec spec = attention_spec(s, 1);
-  for (int i = 0; i < 3; ++i)
-    if (!s.has_output(i)) s.fail(fmt::format("output {} is absent (the kernels write dq, dk and dv)", i));
+  require_outputs(s, 3, "dq, dk and dv");
   return emitted(s, [&] { return emit_attention_backward(spec); },
                  {{"dout", input_operand(0)},
                   {"q", input_operand(1)},
@@ -377,9 +383,7 @@ StepBinding layer_norm_grad(const StepView& s) {
   spec.rows = spec.cols ? x.numel() / spec.cols : 0;
   spec.epsilon = s.attrs.f("epsilon", 1e-5);
   if (s.input(0).dtype != x.dtype) spec.y_dtype = s.input(0).dtype;
-  for (int i = 0; i < 3; ++i)
-    if (!s.has_output(i))
-      s.fail(fmt::format("output {} is absent (the kernels write dx, dscale and dbias)", i));
+  require_outputs(s, 3, "dx, dscale and dbias");
   return emitted(s, [&] { return emit_layer_norm_backward(spec); },
                  {{"dy", input_operand(0)},
                   {"x", input_operand(1)},

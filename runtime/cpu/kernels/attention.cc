@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "dlc/attention.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
@@ -20,20 +21,17 @@ namespace dlc::cpu {
 
 namespace {
 
-// q [groups..., rows, depth], k [groups..., keys, depth], v [groups..., keys, value_depth].
-struct AttentionDims {
-  int64_t groups, rows, keys, depth, value_depth;
-  bool causal;
-  // The keys row i attends to: [0, keys_of(i)).
-  int64_t keys_of(int64_t i) const { return causal ? std::min(keys, i + 1) : keys; }
+// The problem of the operands at inputs first… (dlc/attention.h) and whether it is causal.
+struct AttentionDims : AttentionShape {
+  bool causal = false;
+  int64_t keys_of(int64_t row) const { return AttentionShape::keys_of(row, causal); }
 };
 
 AttentionDims attention_dims(const KernelContext& ctx, int first) {
-  const TensorView &q = ctx.inputs[first], &k = ctx.inputs[first + 1], &v = ctx.inputs[first + 2];
-  const int64_t r = q.rank();
-  AttentionDims d{
-      1, q.dims[r - 2], k.dims[r - 2], q.dims[r - 1], v.dims[r - 1], ctx.attrs.i("causal", 0) != 0};
-  for (int64_t i = 0; i + 2 < r; ++i) d.groups *= q.dims[i];
+  AttentionDims d;
+  static_cast<AttentionShape&>(d) =
+      attention_shape(ctx.inputs[first].dims, ctx.inputs[first + 1].dims, ctx.inputs[first + 2].dims);
+  d.causal = ctx.attrs.i("causal", 0) != 0;
   return d;
 }
 
