@@ -23,14 +23,21 @@ class CudaModule {
   /// The kernel `name` (one of the program's kernels).
   cudaKernel_t kernel(std::string_view name) const;
 
-  /// Launches kernel `name`; `args[i]` points at the value of parameter i.
+  /// Launches kernel `name`; `args[i]` points at the value of parameter i. A kernel's dynamic
+  /// shared-memory limit is raised past 48 KB once, on the first launch that needs it.
   void launch(std::string_view name, dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
               void** args) const;
 
  private:
+  struct Kernel {
+    cudaKernel_t handle = nullptr;
+    mutable size_t shared_limit = 48 * 1024;  // raised by launch
+  };
+  const Kernel& find(std::string_view name) const;
+
   std::string program_name_;
   cudaLibrary_t library_ = nullptr;
-  std::unordered_map<std::string, cudaKernel_t> kernels_;
+  std::unordered_map<std::string, Kernel> kernels_;
 };
 
 }  // namespace dlc::cuda
