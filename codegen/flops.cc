@@ -28,7 +28,7 @@ int64_t residual_and_activation(const ir::Node& n) {
 // Attention's problem from q, k and v at inputs first…
 AttentionShape attention_of(const ir::Node& n, size_t first) {
   return attention_shape(n.inputs[first]->type.shape, n.inputs[first + 1]->type.shape,
-                         n.inputs[first + 2]->type.shape);
+                         n.inputs[first + 2]->type.shape, n.attrs);
 }
 
 }  // namespace

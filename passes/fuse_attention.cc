@@ -108,7 +108,8 @@ std::vector<int64_t> swap_last_two(size_t rank) {
 class Fuser {
  public:
   Fuser(ir::Graph& g, bool cuda_shapes_only) : g_(g), cuda_shapes_only_(cuda_shapes_only) {}
-  int64_t left = 0;  // attention chains not fused for their head sizes
+  int64_t left = 0;       // attention chains not fused for their head sizes
+  int64_t seq_major = 0;  // fused ones with seq-major operands
 
   // Fuses the chain ending in `softmax` if it is attention's; returns whether it did.
   bool fuse(ir::Node* softmax) {
@@ -162,43 +163,91 @@ class Fuser {
     Attrs a;
     a.set("scale", scale);
     if (causal) a.set("causal", int64_t(1));
+    auto [k, k_perm] = untransposing(k_t);
     ir::Value* out = pv->outputs[0];
-    const std::string out_name = out->name;
-    ir::Node* attention =
-        g_.add_node(OpKind::Attention, {q, untransposed(k_t), v}, a,
-                    {g_.unique_value_name(out_name + ".attention"), g_.unique_value_name(out_name + ".lse")},
-                    g_.unique_node_name(pv->name + ".attention"));
+    // Seq-major operands where the heads were swapped out of the rows for the attention and back.
+    ir::Node* o_transpose = nullptr;
+    if (ir::Value* q_rows = heads_unswapped(q), *v_rows = heads_unswapped(v);
+        q_rows && v_rows && k_perm == heads_swap(rank)) {
+      const std::vector<ir::Node*> readers = g_.users(out);
+      if (readers.size() == 1 && !g_.is_pinned(out) && heads_unswapped(readers[0]->outputs[0]) == out) {
+        o_transpose = readers[0];
+        q = q_rows;
+        v = v_rows;
+        a.set("seq_major", int64_t(1));
+        ++seq_major;
+      }
+    }
+    if (!o_transpose) k = transposed(k, k_perm, k_t->name);
+    ir::Value* result = o_transpose ? o_transpose->outputs[0] : out;
+    const std::string result_name = result->name;
+    ir::Node* attention = g_.add_node(
+        OpKind::Attention, {q, k, v}, a,
+        {g_.unique_value_name(result_name + ".attention"), g_.unique_value_name(out->name + ".lse")},
+        g_.unique_node_name(pv->name + ".attention"));
     g_.clear_insertion_point();
-    g_.replace_all_uses(out, attention->outputs[0]);
+    g_.replace_all_uses(result, attention->outputs[0]);
+    if (o_transpose) chain.insert(chain.begin(), o_transpose);
+    std::vector<ir::Value*> operands = {qk->inputs[0], qk->inputs[1], pv->inputs[1]};
     for (ir::Node* n : chain) g_.remove_node(n);
-    g_.rename_value(attention->outputs[0], out_name);  // a graph output keeps its name
+    std::sort(operands.begin(), operands.end());
+    operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+    for (ir::Value* x : operands) remove_unread_transpose(x);
+    g_.rename_value(attention->outputs[0], result_name);  // a graph output keeps its name
     return true;
   }
 
  private:
-  // k from kᵀ: the last two axes of `k_t` swapped back, through the Transpose that made it.
-  ir::Value* untransposed(ir::Value* k_t) {
+  // The permutation swapping axes rank - 3 and rank - 2 (heads and sequence), or none below rank 3.
+  static std::vector<int64_t> heads_swap(size_t rank) {
+    if (rank < 3) return {};
+    std::vector<int64_t> perm(rank);
+    std::iota(perm.begin(), perm.end(), int64_t(0));
+    std::swap(perm[rank - 3], perm[rank - 2]);
+    return perm;
+  }
+
+  // x's source if x is a Transpose swapping heads and sequence, else null.
+  static ir::Value* heads_unswapped(const ir::Value* x) {
+    const ir::Node* t = x->producer;
+    if (!t || t->op != OpKind::Transpose || t->inputs.size() != 1) return nullptr;
+    const std::vector<int64_t> swap = heads_swap(x->type.shape.size());
+    return !swap.empty() && t->attrs.ints("perm", {}) == swap ? t->inputs[0] : nullptr;
+  }
+
+  // k from kᵀ as {source, perm} with k = Transpose(source, perm): the last two axes of `k_t`
+  // swapped back, through the Transpose that made it.
+  static std::pair<ir::Value*, std::vector<int64_t>> untransposing(ir::Value* k_t) {
     const size_t rank = k_t->type.shape.size();
-    std::vector<int64_t> perm = swap_last_two(rank);
-    ir::Value* source = k_t;
     if (const ir::Node* t = k_t->producer; t && t->op == OpKind::Transpose && t->inputs.size() == 1) {
       std::vector<int64_t> inner = t->attrs.ints("perm", {});
       if (inner.size() == rank) {
         // Transpose(Transpose(x, inner), swap) = Transpose(x, inner ∘ swap).
         std::swap(inner[rank - 1], inner[rank - 2]);
-        perm = inner;
-        source = t->inputs[0];
+        return {t->inputs[0], inner};
       }
     }
-    std::vector<int64_t> identity(rank);
+    return {k_t, swap_last_two(rank)};
+  }
+
+  // Transpose(source, perm), or source for the identity; named after `name`.
+  ir::Value* transposed(ir::Value* source, const std::vector<int64_t>& perm, const std::string& name) {
+    std::vector<int64_t> identity(perm.size());
     std::iota(identity.begin(), identity.end(), int64_t(0));
     if (perm == identity) return source;
     Attrs a;
     a.set("perm", perm);
     return g_
-        .add_node(OpKind::Transpose, {source}, a, {g_.unique_value_name(k_t->name + ".untransposed")},
-                  g_.unique_node_name(k_t->name + ".untransposed"))
+        .add_node(OpKind::Transpose, {source}, a, {g_.unique_value_name(name + ".untransposed")},
+                  g_.unique_node_name(name + ".untransposed"))
         ->outputs[0];
+  }
+
+  // Removes x's producer if it is a Transpose and nothing reads x any more (the fused chain's
+  // kᵀ and, in the seq-major form, q's and v's head Transposes).
+  void remove_unread_transpose(ir::Value* x) {
+    if (x->producer && x->producer->op == OpKind::Transpose && g_.users(x).empty() && !g_.is_pinned(x))
+      g_.remove_node(x->producer);
   }
 
   ir::Graph& g_;
@@ -223,6 +272,7 @@ bool FuseAttention::run(ir::Graph& g) {
     if (fuser.fuse(n)) ++fused;
   stats_["attentions_fused"] = fused;
   stats_["attentions_left"] = fuser.left;
+  stats_["attentions_seq_major"] = fuser.seq_major;
   return fused > 0;
 }
 

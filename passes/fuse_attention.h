@@ -8,9 +8,13 @@
 // is its source). The causal mask is masked_fill's Where(cond, fill, scores) (or
 // Where(cond, scores, fill)) with a constant cond and a fill of -10000 or less, or an Add of a
 // constant 0 / -10000-or-less mask, masking exactly key j > i of row i. Every intermediate must
-// have the chain's next node as its only reader. Runs
-// before mixed precision and autodiff (stats attentions_fused, attentions_left). Not exact: the
-// sums run in another order.
+// have the chain's next node as its only reader. Where q, kᵀ and v come from Transposes that
+// swapped the heads out of the sequence ([..., S, H, D] -> [..., H, S, D]; kᵀ's composed) and the
+// result's one reader swaps them back, the Attention is seq-major (seq_major = 1): it reads the
+// projections' [..., S, H, D] layout and writes the result in it, so neither those Transposes nor
+// their gradients' run (FlashAttention's native layout). Runs before mixed precision and autodiff
+// (stats attentions_fused, attentions_left, attentions_seq_major). Not exact: the sums run in
+// another order.
 #pragma once
 
 #include <string>

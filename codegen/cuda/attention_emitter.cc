@@ -28,6 +28,17 @@ constexpr int kD = ${D}, kDv = ${DV}, kTile = ${TILE}, kWarps = ${WARPS};
 constexpr long long kRows = ${ROWS}, kKeys = ${KEYS};
 constexpr float kScale = ${SCALE};
 constexpr bool kCausal = ${CAUSAL};  // row i reads keys j <= i only
+constexpr bool kSeqMajor = ${SEQ_MAJOR};  // operands [batch, rows, kHeads, width], groups batch x kHeads
+constexpr long long kHeads = ${HEADS};
+
+// Row i + 1 of a group's operand `kWidth` wide starts dlc_row_stride<kWidth>() after row i; row 0
+// of group g at dlc_group<kWidth>(g, count) for `count` rows (AttentionShape in dlc/attention.h).
+template <int kWidth>
+__device__ __forceinline__ constexpr long long dlc_row_stride() { return kSeqMajor ? kHeads * kWidth : kWidth; }
+template <int kWidth>
+__device__ __forceinline__ long long dlc_group(long long g, long long count) {
+  return kSeqMajor ? (g / kHeads * count * kHeads + g % kHeads) * kWidth : g * count * kWidth;
+}
 
 // The keys row `row` reads: [0, dlc_keys_of(row)).
 __device__ __forceinline__ long long dlc_keys_of(long long row) {
@@ -44,8 +55,9 @@ using FragBRow = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major>;
 using FragBCol = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major>;
 using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 
-// Rows [first, first + kTile) of a row-major [count, kWidth] matrix into shared memory (rows of
-// dlc_ld(kWidth)), zeros past count: 16-byte loads where the source is 16-byte aligned.
+// Rows [first, first + kTile) of a group's [count, kWidth] operand (rows dlc_row_stride apart)
+// into shared memory (rows of dlc_ld(kWidth)), zeros past count: 16-byte loads where the source
+// is 16-byte aligned.
 template <int kWidth>
 __device__ __forceinline__ void dlc_load_tile(T* dst, const T* __restrict__ src, long long first, long long count) {
   constexpr int kVec = 16 / sizeof(T), kChunks = kWidth / kVec;
@@ -53,13 +65,15 @@ __device__ __forceinline__ void dlc_load_tile(T* dst, const T* __restrict__ src,
     for (int i = threadIdx.x; i < kTile * kChunks; i += blockDim.x) {
       const int r = i / kChunks, c = (i % kChunks) * kVec;
       uint4 chunk = make_uint4(0u, 0u, 0u, 0u);
-      if (first + r < count) chunk = *reinterpret_cast<const uint4*>(src + (first + r) * kWidth + c);
+      if (first + r < count)
+        chunk = *reinterpret_cast<const uint4*>(src + (first + r) * dlc_row_stride<kWidth>() + c);
       *reinterpret_cast<uint4*>(dst + r * dlc_ld(kWidth) + c) = chunk;
     }
   } else {
     for (int i = threadIdx.x; i < kTile * kWidth; i += blockDim.x) {
       const int r = i / kWidth, c = i % kWidth;
-      dst[r * dlc_ld(kWidth) + c] = first + r < count ? src[(first + r) * kWidth + c] : dlc_from_float<T>(0.0f);
+      dst[r * dlc_ld(kWidth) + c] =
+          first + r < count ? src[(first + r) * dlc_row_stride<kWidth>() + c] : dlc_from_float<T>(0.0f);
     }
   }
 }
@@ -105,8 +119,8 @@ __device__ __forceinline__ void dlc_mma_ab(const T* a, const T* b, FragC (&acc)[
   }
 }
 
-// One warp: factor * acc to rows [first, first + 16) of a row-major [count, kWidth] matrix, rows
-// past count skipped, through the warp's f32 scratch.
+// One warp: factor * acc to rows [first, first + 16) of a group's [count, kWidth] operand (rows
+// dlc_row_stride apart), rows past count skipped, through the warp's f32 scratch.
 template <int kWidth>
 __device__ __forceinline__ void dlc_store_rows(FragC (&acc)[kWidth / 16], float* scratch, T* __restrict__ dst,
                                                long long first, long long count, float factor) {
@@ -116,7 +130,8 @@ __device__ __forceinline__ void dlc_store_rows(FragC (&acc)[kWidth / 16], float*
   __syncwarp();
   for (int i = threadIdx.x & 31; i < 16 * kWidth; i += 32) {
     const int r = i / kWidth, c = i % kWidth;
-    if (first + r < count) dst[(first + r) * kWidth + c] = dlc_from_float<T>(scratch[r * kSw + c] * factor);
+    if (first + r < count)
+      dst[(first + r) * dlc_row_stride<kWidth>() + c] = dlc_from_float<T>(scratch[r * kSw + c] * factor);
   }
 }
 
@@ -141,14 +156,14 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
   constexpr long long kRowTiles = (kRows + kTile - 1) / kTile;
   const long long g = blockIdx.x / kRowTiles, row0 = blockIdx.x % kRowTiles * kTile;
-  const T* kg = k + g * kKeys * kD;
-  const T* vg = v + g * kKeys * kDv;
+  const T* kg = k + dlc_group<kD>(g, kKeys);
+  const T* vg = v + dlc_group<kDv>(g, kKeys);
   float* sw = scratch + warp * 16 * kSw;
   T* pw = ps + warp * 16 * dlc_ld(kTile);
   const T* qw = qs + warp * 16 * dlc_ld(kD);
   const long long row = row0 + warp * 16 + r, keys = dlc_keys_of(row);
   const long long key_end = dlc_keys_of(row0 + kTile - 1);  // the block's last tile of keys
-  dlc_load_tile<kD>(qs, q + g * kRows * kD, row0, kRows);
+  dlc_load_tile<kD>(qs, q + dlc_group<kD>(g, kRows), row0, kRows);
 
   // Pass 1: each row's max and Σ exp over its keys.
   float m = -dlc_inf(), l = 0.0f;
@@ -189,7 +204,7 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
     __syncwarp();
     dlc_mma_ab<kDv>(pw, vs, acc);
   }
-  dlc_store_rows<kDv>(acc, sw, o + g * kRows * kDv, row0 + warp * 16, kRows, 1.0f);
+  dlc_store_rows<kDv>(acc, sw, o + dlc_group<kDv>(g, kRows), row0 + warp * 16, kRows, 1.0f);
 }
 )";
 
@@ -200,8 +215,9 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}_delta(
     const T* __restrict__ dout, const T* __restrict__ o, float* __restrict__ workspace) {
   const long long row = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
   if (row >= kGroups * kRows) return;
+  const long long at = dlc_group<kDv>(row / kRows, kRows) + row % kRows * dlc_row_stride<kDv>();
   float s = 0.0f;
-  for (int c = threadIdx.x & 31; c < kDv; c += 32) s += dlc_to_float(dout[row * kDv + c]) * dlc_to_float(o[row * kDv + c]);
+  for (int c = threadIdx.x & 31; c < kDv; c += 32) s += dlc_to_float(dout[at + c]) * dlc_to_float(o[at + c]);
   s = dlc_warp_sum(s);
   if ((threadIdx.x & 31) == 0) workspace[row] = s;
 }
@@ -226,14 +242,14 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
   constexpr long long kKeyTiles = (kKeys + kTile - 1) / kTile;
   const long long g = blockIdx.x / kKeyTiles, key0 = blockIdx.x % kKeyTiles * kTile;
-  const T* qg = q + g * kRows * kD;
-  const T* dog = dout + g * kRows * kDv;
+  const T* qg = q + dlc_group<kD>(g, kRows);
+  const T* dog = dout + dlc_group<kDv>(g, kRows);
   float* sw = scratch + warp * 2 * 16 * kSw;
   float* dpw = sw + 16 * kSw;
   T* pw = ps + warp * 2 * 16 * dlc_ld(kTile);
   T* dsw = pw + 16 * dlc_ld(kTile);
-  dlc_load_tile<kD>(ks, k + g * kKeys * kD, key0, kKeys);
-  dlc_load_tile<kDv>(vs, v + g * kKeys * kDv, key0, kKeys);
+  dlc_load_tile<kD>(ks, k + dlc_group<kD>(g, kKeys), key0, kKeys);
+  dlc_load_tile<kDv>(vs, v + dlc_group<kDv>(g, kKeys), key0, kKeys);
   FragC dk_acc[kD / 16], dv_acc[kDv / 16];
   dlc_zero<kD>(dk_acc);
   dlc_zero<kDv>(dv_acc);
@@ -261,8 +277,8 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
     dlc_mma_ab<kDv>(pw, dos, dv_acc);
     dlc_mma_ab<kD>(dsw, qs, dk_acc);
   }
-  dlc_store_rows<kDv>(dv_acc, sw, dv + g * kKeys * kDv, key0 + warp * 16, kKeys, 1.0f);
-  dlc_store_rows<kD>(dk_acc, sw, dk + g * kKeys * kD, key0 + warp * 16, kKeys, kScale);
+  dlc_store_rows<kDv>(dv_acc, sw, dv + dlc_group<kDv>(g, kKeys), key0 + warp * 16, kKeys, 1.0f);
+  dlc_store_rows<kD>(dk_acc, sw, dk + dlc_group<kD>(g, kKeys), key0 + warp * 16, kKeys, kScale);
 }
 )";
 
@@ -282,13 +298,13 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dq(
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
   constexpr long long kRowTiles = (kRows + kTile - 1) / kTile;
   const long long g = blockIdx.x / kRowTiles, row0 = blockIdx.x % kRowTiles * kTile;
-  const T* kg = k + g * kKeys * kD;
-  const T* vg = v + g * kKeys * kDv;
+  const T* kg = k + dlc_group<kD>(g, kKeys);
+  const T* vg = v + dlc_group<kDv>(g, kKeys);
   float* sw = scratch + warp * 2 * 16 * kSw;
   float* dpw = sw + 16 * kSw;
   T* dsw = ps + warp * 16 * dlc_ld(kTile);
-  dlc_load_tile<kD>(qs, q + g * kRows * kD, row0, kRows);
-  dlc_load_tile<kDv>(dos, dout + g * kRows * kDv, row0, kRows);
+  dlc_load_tile<kD>(qs, q + dlc_group<kD>(g, kRows), row0, kRows);
+  dlc_load_tile<kDv>(dos, dout + dlc_group<kDv>(g, kRows), row0, kRows);
   const long long row = row0 + warp * 16 + r, keys = dlc_keys_of(row);
   const long long key_end = dlc_keys_of(row0 + kTile - 1);
   const float lse_row = row < kRows ? lse[g * kRows + row] : 0.0f;
@@ -309,7 +325,7 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dq(
     __syncwarp();
     dlc_mma_ab<kD>(dsw, ks, dq_acc);
   }
-  dlc_store_rows<kD>(dq_acc, sw, dq + g * kRows * kD, row0 + warp * 16, kRows, kScale);
+  dlc_store_rows<kD>(dq_acc, sw, dq + dlc_group<kD>(g, kRows), row0 + warp * 16, kRows, kScale);
 }
 )";
 
@@ -325,6 +341,9 @@ void check(const AttentionSpec& spec) {
           fmt::format("CUDA Attention: head sizes must be multiples of 16 up to {}, got {} and {} (compile "
                       "with --attention unfused)",
                       kCudaAttentionMaxHeadSize, spec.depth, spec.value_depth));
+  if (spec.seq_major && (spec.heads < 1 || spec.groups % spec.heads != 0))
+    throw Error(
+        fmt::format("CUDA Attention: {} groups are no whole batches of {} heads", spec.groups, spec.heads));
   if (spec.groups < 1 || spec.rows < 1 || spec.keys < 1)
     throw Error(fmt::format("CUDA Attention: empty problem [{}, {}, {}]", spec.groups, spec.rows, spec.keys));
 }
@@ -332,14 +351,16 @@ void check(const AttentionSpec& spec) {
 // The kernels' common name and source head.
 std::pair<std::string, std::string> head(const AttentionSpec& spec, const char* kind, bool reductions) {
   const std::string detail =
-      fmt::format("{}_s{}{}", dims_tag({spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth}),
-                  hex64(fnv1a64(float_literal(spec.scale))).substr(0, 8), spec.causal ? "_causal" : "");
+      fmt::format("{}_s{}{}{}", dims_tag({spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth}),
+                  hex64(fnv1a64(float_literal(spec.scale))).substr(0, 8), spec.causal ? "_causal" : "",
+                  spec.seq_major ? fmt::format("_h{}", spec.heads) : "");
   const std::string name = kernel_name(kind, spec.dtype, detail);
   std::string source = fmt::format(
       "// dlc {} kernels {}: {} groups of {} rows x {} keys, head sizes {} and {}, "
-      "scale {}{} ({}).\n",
+      "scale {}{}{} ({}).\n",
       kind, name, spec.groups, spec.rows, spec.keys, spec.depth, spec.value_depth, float_literal(spec.scale),
-      spec.causal ? ", causal" : "", dtype_name(spec.dtype));
+      spec.causal ? ", causal" : "",
+      spec.seq_major ? fmt::format(", seq-major with {} heads", spec.heads) : "", dtype_name(spec.dtype));
   source += device_prelude({{spec.dtype}, false, reductions});
   source += fill(kCommon, {{"T", std::string(cuda_type(spec.dtype))},
                            {"D", fmt::format("{}", spec.depth)},
@@ -349,7 +370,9 @@ std::pair<std::string, std::string> head(const AttentionSpec& spec, const char* 
                            {"ROWS", fmt::format("{}", spec.rows)},
                            {"KEYS", fmt::format("{}", spec.keys)},
                            {"SCALE", float_literal(spec.scale)},
-                           {"CAUSAL", spec.causal ? "true" : "false"}});
+                           {"CAUSAL", spec.causal ? "true" : "false"},
+                           {"SEQ_MAJOR", spec.seq_major ? "true" : "false"},
+                           {"HEADS", fmt::format("{}", spec.seq_major ? spec.heads : 1)}});
   return {name, source};
 }
 
@@ -374,6 +397,16 @@ LaunchConfig tile_launch(int64_t blocks, int64_t shared_bytes) {
 }
 
 }  // namespace
+
+Shape attention_operand_dims(const AttentionSpec& spec, int64_t count, int64_t width) {
+  if (spec.seq_major) return {spec.groups / spec.heads, count, spec.heads, width};
+  return {spec.groups, count, width};
+}
+
+Shape attention_lse_dims(const AttentionSpec& spec) {
+  if (spec.seq_major) return {spec.groups / spec.heads, spec.heads, spec.rows};
+  return {spec.groups, spec.rows};
+}
 
 KernelSource emit_attention_forward(const AttentionSpec& spec) {
   check(spec);

@@ -1,8 +1,9 @@
 // Attention forward and backward (ir/ops/nn.def, grad.def) as tensor-core kernels in the manner
 // of FlashAttention: the S x Sk scores live in shared memory one 64-key tile at a time, never in
-// global memory. q [groups, rows, depth], k [groups, keys, depth], v [groups, keys, value_depth],
-// f16 or bf16 (WMMA 16x16x16 fragments, f32 accumulation); depth and value_depth multiples of 16
-// up to 128. Each block has 4 warps of 16 rows (or keys).
+// global memory. q [groups, rows, depth], k [groups, keys, depth], v [groups, keys, value_depth]
+// (or seq-major: q [groups / heads, rows, heads, depth] and so on, dlc/attention.h), f16 or bf16 (WMMA
+// 16x16x16 fragments, f32 accumulation); depth and value_depth multiples of 16 up to 128. Each block has 4
+// warps of 16 rows (or keys).
 //
 // Entries:  forward   _fwd (q, k, v, o, lse?): pass 1 finds each row's lse over all key tiles,
 //                     pass 2 accumulates o = Σ exp(scale s - lse) v (two score GEMMs, no
@@ -16,6 +17,7 @@
 
 #include "codegen/cuda/kernel_source.h"
 #include "dlc/dtype.h"
+#include "dlc/tensor.h"
 
 namespace dlc::codegen::cuda {
 
@@ -24,7 +26,16 @@ struct AttentionSpec {
   int64_t groups = 1, rows = 1, keys = 1, depth = 64, value_depth = 64;
   double scale = 1.0;
   bool causal = false;  // row i reads keys j <= i only (tiles past the diagonal are skipped)
+  // Seq-major operands: `heads` groups interleave in each row (AttentionShape::offset); lse is
+  // [groups, rows] either way.
+  bool seq_major = false;
+  int64_t heads = 1;
 };
+
+/// The dims of `spec`'s operands of `count` rows (rows or keys) `width` wide, [groups, count,
+/// width] or seq-major [groups / heads, count, heads, width], and of its lse.
+Shape attention_operand_dims(const AttentionSpec& spec, int64_t count, int64_t width);
+Shape attention_lse_dims(const AttentionSpec& spec);
 
 KernelSource emit_attention_forward(const AttentionSpec& spec);
 KernelSource emit_attention_backward(const AttentionSpec& spec);

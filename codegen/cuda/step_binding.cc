@@ -307,10 +307,11 @@ StepBinding softmax_grad(const StepView& s) {
                  {{"dy", input_operand(0)}, {"y", input_operand(1)}, {"dx", output_operand(0)}});
 }
 
-// Attention's problem from q [..., S, D], k [..., Sk, D] and v [..., Sk, Dv] at inputs first….
+// Attention's problem from q, k and v at inputs first… (dlc/attention.h).
 AttentionSpec attention_spec(const StepView& s, int first) {
   const TensorType q = s.input(first);
-  const AttentionShape shape = attention_shape(q.shape, s.input(first + 1).shape, s.input(first + 2).shape);
+  const AttentionShape shape =
+      attention_shape(q.shape, s.input(first + 1).shape, s.input(first + 2).shape, s.attrs);
   AttentionSpec spec;
   spec.dtype = q.dtype;
   spec.groups = shape.groups;
@@ -320,6 +321,8 @@ AttentionSpec attention_spec(const StepView& s, int first) {
   spec.value_depth = shape.value_depth;
   spec.scale = s.attrs.f("scale", 1.0);
   spec.causal = s.attrs.i("causal", 0) != 0;
+  spec.seq_major = shape.seq_major;
+  spec.heads = shape.heads;
   return spec;
 }
 

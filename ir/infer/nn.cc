@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "dlc/attention.h"
 #include "ir/infer.h"
 
 namespace dlc::ir {
@@ -239,34 +240,46 @@ void infer_ConvTranspose(InferContext& ctx) {
 namespace {
 
 // Attention's operands q [..., S, D], k [..., Sk, D], v [..., Sk, Dv] at inputs first, first + 1
-// and first + 2: one float dtype, equal leading dims. Returns o's type [..., S, Dv].
+// and first + 2 (seq_major = 1: q [..., S, H, D], k [..., Sk, H, D], v [..., Sk, H, Dv]): one
+// float dtype, equal leading dims (and heads). Returns o's type [..., S, Dv] ([..., S, H, Dv]).
 TensorType attention_result(const InferContext& ctx, int first) {
   const TensorType &q = ctx.input(first), &k = ctx.input(first + 1), &v = ctx.input(first + 2);
   if (!is_floating(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
     ctx.fail("q {}, k {} and v {} must be floats of one dtype", q.str(), k.str(), v.str());
-  const size_t r = q.shape.size();
-  if (r < 2 || k.shape.size() != r || v.shape.size() != r ||
-      !std::equal(q.shape.begin(), q.shape.end() - 2, k.shape.begin()) ||
-      !std::equal(q.shape.begin(), q.shape.end() - 2, v.shape.begin()))
-    ctx.fail("q {}, k {} and v {} must have one rank >= 2 and equal leading dims", q.str(), k.str(), v.str());
-  if (k.shape[r - 1] != q.shape[r - 1] || v.shape[r - 2] != k.shape[r - 2])
+  const bool seq_major = attention_seq_major(ctx.attrs());
+  const size_t r = q.shape.size(), seq = seq_major ? r - 3 : r - 2;  // the rows' axis
+  if (r < (seq_major ? 3u : 2u) || k.shape.size() != r || v.shape.size() != r ||
+      !std::equal(q.shape.begin(), q.shape.begin() + seq, k.shape.begin()) ||
+      !std::equal(q.shape.begin(), q.shape.begin() + seq, v.shape.begin()))
+    ctx.fail("q {}, k {} and v {} must have one rank >= {} and equal leading dims", q.str(), k.str(), v.str(),
+             seq_major ? 3 : 2);
+  const bool heads_match =
+      !seq_major || (k.shape[r - 2] == q.shape[r - 2] && v.shape[r - 2] == q.shape[r - 2]);
+  if (k.shape[r - 1] != q.shape[r - 1] || v.shape[seq] != k.shape[seq] || !heads_match) {
+    if (seq_major)
+      ctx.fail("k {} must be [..., Sk, H, D] and v {} [..., Sk, H, Dv] for q {} [..., S, H, D]", k.str(),
+               v.str(), q.str());
     ctx.fail("k {} must be [..., Sk, D] and v {} [..., Sk, Dv] for q {} [..., S, D]", k.str(), v.str(),
              q.str());
+  }
   Shape o = q.shape;
   o.back() = v.shape.back();
   return TensorType{q.dtype, o};
 }
 
-// lse's type: f32 [..., S] for a result o [..., S, Dv].
-TensorType attention_lse(const TensorType& o) {
-  return TensorType{DType::F32, Shape(o.shape.begin(), o.shape.end() - 1)};
+// lse's type: f32 [..., S] for a result o [..., S, Dv], or [..., H, S] for a seq-major o
+// [..., S, H, Dv].
+TensorType attention_lse(const InferContext& ctx, const TensorType& o) {
+  Shape lse(o.shape.begin(), o.shape.end() - 1);
+  if (attention_seq_major(ctx.attrs())) std::swap(lse[lse.size() - 1], lse[lse.size() - 2]);
+  return TensorType{DType::F32, lse};
 }
 
 }  // namespace
 
 void infer_Attention(InferContext& ctx) {
   ctx.outputs[0] = attention_result(ctx, 0);
-  if (ctx.num_outputs() > 1) ctx.outputs[1] = attention_lse(ctx.outputs[0]);
+  if (ctx.num_outputs() > 1) ctx.outputs[1] = attention_lse(ctx, ctx.outputs[0]);
 }
 
 // Beside the forward's, whose checks it shares.
@@ -275,8 +288,8 @@ void infer_AttentionGrad(InferContext& ctx) {
   if (ctx.input(0) != o || ctx.input(4) != o)
     ctx.fail("do {} and o {} must be {} (the result of the forward)", ctx.input(0).str(), ctx.input(4).str(),
              o.str());
-  if (ctx.input(5) != attention_lse(o))
-    ctx.fail("lse {} must be {}", ctx.input(5).str(), attention_lse(o).str());
+  if (ctx.input(5) != attention_lse(ctx, o))
+    ctx.fail("lse {} must be {}", ctx.input(5).str(), attention_lse(ctx, o).str());
   for (int i = 0; i < 3; ++i) ctx.outputs[i] = ctx.input(1 + i);
 }
 

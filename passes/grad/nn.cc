@@ -157,7 +157,8 @@ void grad_attention(GradContext& c) {
         fmt::format("autodiff: Attention '{}' has no lse output, which its gradient reads", c.node().name));
   Attrs a;
   a.set("scale", c.node().attrs.f("scale", 1.0));
-  if (c.node().attrs.i("causal", 0) != 0) a.set("causal", int64_t(1));
+  for (const char* flag : {"causal", "seq_major"})
+    if (c.node().attrs.i(flag, 0) != 0) a.set(flag, int64_t(1));
   auto g = c.emit_multi(OpKind::AttentionGrad, {c.dy(), c.x(0), c.x(1), c.x(2), c.y(0), c.y(1)}, a, 3);
   for (int i = 0; i < 3; ++i) c.set_dx(i, g[i]);
 }

@@ -67,8 +67,14 @@ class EmulatedAttention : public testing::TestWithParam<int> {};
 TEST_P(EmulatedAttention, MatchesTheCpuKernels) {
   const auto& s = kAttentionSpecs[GetParam()];
   const auto launchers = attention_launchers().at(GetParam());
-  const Shape qs{s.groups, s.rows, s.depth}, ks{s.groups, s.keys, s.depth},
-      vs{s.groups, s.keys, s.value_depth}, os{s.groups, s.rows, s.value_depth}, ls{s.groups, s.rows};
+  // [groups, count, width], or seq-major [batch, count, heads, width]; lse [groups, rows] either way.
+  const int64_t batch = s.groups / s.heads;
+  const auto operand = [&](int64_t count, int64_t width) {
+    return s.seq_major ? Shape{batch, count, s.heads, width} : Shape{s.groups, count, width};
+  };
+  const Shape qs = operand(s.rows, s.depth), ks = operand(s.keys, s.depth),
+              vs = operand(s.keys, s.value_depth), os = operand(s.rows, s.value_depth),
+              ls = s.seq_major ? Shape{batch, s.heads, s.rows} : Shape{s.groups, s.rows};
   std::mt19937 rng(7);
   Operand q = random_operand(s.dtype, num_elements(qs), rng, -2, 2),
           k = random_operand(s.dtype, num_elements(ks), rng, -2, 2),
@@ -86,6 +92,7 @@ TEST_P(EmulatedAttention, MatchesTheCpuKernels) {
   Attrs attrs;
   attrs.set("scale", s.scale);
   if (s.causal) attrs.set("causal", int64_t(1));
+  if (s.seq_major) attrs.set("seq_major", int64_t(1));
   std::vector<float> o_want(o.size()), lse_want(lse.size());
   cpu::KernelContext forward{attrs,
                              {f32_view(q.values, qs), f32_view(k.values, ks), f32_view(v.values, vs)},
@@ -118,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Specs, EmulatedAttention, testing::Range(0, int(std::si
                            return std::string(dtype_name(s.dtype)) + "_" + std::to_string(s.groups) + "x" +
                                   std::to_string(s.rows) + "x" + std::to_string(s.keys) + "_d" +
                                   std::to_string(s.depth) + "x" + std::to_string(s.value_depth) +
-                                  (s.causal ? "_causal" : "");
+                                  (s.causal ? "_causal" : "") + (s.seq_major ? "_seq_major" : "");
                          });
 
 }  // namespace

@@ -219,6 +219,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_attention_backward({half, 2, 64, 64, 128, 128, 1.0}));            // the largest head size
   v.push_back(emit_attention_forward({half, 96, 1024, 1024, 64, 64, 0.125, true}));  // causal
   v.push_back(emit_attention_backward({half, 96, 1024, 1024, 64, 64, 0.125, true}));
+  // Seq-major (the projections' [batch, seq, heads, head size]), as GPT-2 small's plans have it.
+  v.push_back(emit_attention_forward({half, 96, 1024, 1024, 64, 64, 0.125, false, true, 12}));
+  v.push_back(emit_attention_backward({half, 96, 1024, 1024, 64, 64, 0.125, true, true, 12}));
   v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true, std::nullopt}));
   v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true, std::nullopt}));    // one split
   v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true, std::nullopt}));  // split rows

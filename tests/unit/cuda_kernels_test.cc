@@ -357,15 +357,18 @@ TEST_P(CudaKernels, SoftmaxBackward) {
 
 // The tensor-core Attention kernels against the CPU's on the same rounded operands: the forward's
 // o and lse, then the backward from the GPU's own o and lse. Partial tiles (100 rows, 77 keys)
-// with two head sizes, a GPT-like shape, and a causal one.
+// with two head sizes, a GPT-like shape, a causal one, and seq-major ones (heads in the rows).
 TEST_P(CudaKernels, AttentionForwardAndBackward) {
   if (dtype() == DType::F32) GTEST_SKIP() << "the attention kernels take f16 or bf16";
-  for (const AttentionSpec& spec :
-       {AttentionSpec{dtype(), 3, 100, 77, 32, 48, 0.3}, AttentionSpec{dtype(), 2, 256, 256, 64, 64, 0.125},
-        AttentionSpec{dtype(), 2, 200, 200, 64, 64, 0.125, true}}) {
-    const Shape qs{spec.groups, spec.rows, spec.depth}, ks_{spec.groups, spec.keys, spec.depth},
-        vs{spec.groups, spec.keys, spec.value_depth}, os{spec.groups, spec.rows, spec.value_depth},
-        ls{spec.groups, spec.rows};
+  for (const AttentionSpec& spec : {AttentionSpec{dtype(), 3, 100, 77, 32, 48, 0.3, false, false, 1},
+                                    AttentionSpec{dtype(), 2, 256, 256, 64, 64, 0.125, false, false, 1},
+                                    AttentionSpec{dtype(), 2, 200, 200, 64, 64, 0.125, true, false, 1},
+                                    AttentionSpec{dtype(), 6, 100, 77, 32, 48, 0.3, false, true, 3},
+                                    AttentionSpec{dtype(), 24, 256, 256, 64, 64, 0.125, true, true, 12}}) {
+    const Shape qs = attention_operand_dims(spec, spec.rows, spec.depth),
+                ks_ = attention_operand_dims(spec, spec.keys, spec.depth),
+                vs = attention_operand_dims(spec, spec.keys, spec.value_depth),
+                os = attention_operand_dims(spec, spec.rows, spec.value_depth), ls = attention_lse_dims(spec);
     Tensor q = random(qs, 21, -2.0, 2.0), k = random(ks_, 22, -2.0, 2.0), v = random(vs, 23),
            dout = random(os, 24);
     DeviceBuffer d_q = upload(q), d_k = upload(k), d_v = upload(v), d_do = upload(dout),
@@ -379,6 +382,7 @@ TEST_P(CudaKernels, AttentionForwardAndBackward) {
     Attrs attrs;
     attrs.set("scale", spec.scale);
     if (spec.causal) attrs.set("causal", int64_t(1));
+    if (spec.seq_major) attrs.set("seq_major", int64_t(1));
     run_cpu("Attention", attrs, {&qf, &kf, &vf}, {&o, &lse});
     const Tensor gpu_o = download(d_o, {dtype(), os}), gpu_lse = download(d_lse, {DType::F32, ls});
     expect_close(gpu_o, o, dtype(), fwd.name + " o");

@@ -380,7 +380,8 @@ TEST_F(GradRule, MatMulWithBatchBroadcasting) {
 
 // The fused attention (passes/fuse_attention.h): AttentionGrad, with the probabilities recomputed
 // from lse. Queries, keys and values of different sizes (S 3, Sk 5, D 4, Dv 2), in two groups;
-// then rank 4 (batch, heads) with scale 1; then causal.
+// then rank 4 (batch, heads) with scale 1; then causal; then seq-major ([batch, seq, heads, D]),
+// causal or not.
 TEST_F(GradRule, Attention) {
   check({OpKind::Attention,
          {param(uniform({2, 3, 4})), param(uniform({2, 5, 4})), param(uniform({2, 5, 2}))},
@@ -395,6 +396,14 @@ TEST_F(GradRule, Attention) {
   check({OpKind::Attention,
          {param(uniform({2, 5, 4})), param(uniform({2, 4, 4})), param(uniform({2, 4, 3}))},
          attrs({{"scale", 0.5}, {"causal", int64_t(1)}}),
+         2});
+  check({OpKind::Attention,
+         {param(uniform({2, 3, 2, 4})), param(uniform({2, 5, 2, 4})), param(uniform({2, 5, 2, 3}))},
+         attrs({{"scale", 0.5}, {"seq_major", int64_t(1)}}),
+         2});
+  check({OpKind::Attention,
+         {param(uniform({1, 4, 3, 2})), param(uniform({1, 4, 3, 2})), param(uniform({1, 4, 3, 2}))},
+         attrs({{"scale", 0.8}, {"causal", int64_t(1)}, {"seq_major", int64_t(1)}}),
          2});
 }
 

@@ -134,6 +134,58 @@ TEST(NnKernels, AttentionIsSoftmaxOfScaledScoresTimesValues) {
   expect_near_all(lse, want_lse);
 }
 
+// Seq-major Attention (q [B, S, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv]) is the [B, H, S, D]
+// problem of its operands with the heads swapped out of the rows: o (swapped back), lse and the
+// backward's dq, dk and dv are the same numbers. Causal, so the row index must be the sequence's.
+TEST(NnKernels, AttentionSeqMajorIsTheHeadsSwappedProblem) {
+  const int64_t B = 2, S = 5, Sk = 4, H = 3, D = 4, Dv = 2;
+  // [B, X, H, W] <-> [B, H, X, W]
+  const auto swap_heads = [&](const std::vector<float>& x, int64_t rows, int64_t heads, int64_t width) {
+    std::vector<float> y(x.size());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t c = 0; c < width; ++c)
+            y[((b * heads + h) * rows + i) * width + c] = x[((b * rows + i) * heads + h) * width + c];
+    return y;
+  };
+  auto q = random_values(B * S * H * D, 21), k = random_values(B * Sk * H * D, 22),
+       v = random_values(B * Sk * H * Dv, 23), dout = random_values(B * S * H * Dv, 24);
+  auto qh = swap_heads(q, S, H, D), kh = swap_heads(k, Sk, H, D), vh = swap_heads(v, Sk, H, Dv),
+       douth = swap_heads(dout, S, H, Dv);
+  // Forward and backward of one layout: {o, lse, dq, dk, dv}.
+  const auto run = [&](bool seq_major, std::vector<float>& qx, std::vector<float>& kx, std::vector<float>& vx,
+                       std::vector<float>& dx) {
+    Attrs attrs;
+    attrs.set("scale", 0.6);
+    attrs.set("causal", int64_t(1));
+    if (seq_major) attrs.set("seq_major", int64_t(1));
+    const Shape qs = seq_major ? Shape{B, S, H, D} : Shape{B, H, S, D},
+                ks = seq_major ? Shape{B, Sk, H, D} : Shape{B, H, Sk, D},
+                vs = seq_major ? Shape{B, Sk, H, Dv} : Shape{B, H, Sk, Dv},
+                os = seq_major ? Shape{B, S, H, Dv} : Shape{B, H, S, Dv};
+    std::vector<std::vector<float>> r = {std::vector<float>(size_t(B * S * H * Dv)),
+                                         std::vector<float>(size_t(B * H * S)), std::vector<float>(qx.size()),
+                                         std::vector<float>(kx.size()), std::vector<float>(vx.size())};
+    KernelContext fwd = kernel_context(attrs, {view(qx, qs), view(kx, ks), view(vx, vs)},
+                                       {view(r[0], os), view(r[1], {B, H, S})}, "Attention");
+    kernel_Attention(fwd);
+    KernelContext bwd = kernel_context(
+        attrs,
+        {view(dx, os), view(qx, qs), view(kx, ks), view(vx, vs), view(r[0], os), view(r[1], {B, H, S})},
+        {view(r[2], qs), view(r[3], ks), view(r[4], vs)}, "AttentionGrad");
+    kernel_AttentionGrad(bwd);
+    return r;
+  };
+  const auto seq = run(true, q, k, v, dout), heads = run(false, qh, kh, vh, douth);
+  EXPECT_EQ(swap_heads(seq[0], S, H, Dv), heads[0]);
+  EXPECT_EQ(seq[1], heads[1]);
+  EXPECT_EQ(swap_heads(seq[2], S, H, D), heads[2]);
+  EXPECT_EQ(swap_heads(seq[3], Sk, H, D), heads[3]);
+  EXPECT_EQ(swap_heads(seq[4], Sk, H, Dv), heads[4]);
+  EXPECT_NE(seq[0], std::vector<float>(seq[0].size(), 0.0f));
+}
+
 TEST(NnKernels, MatMulVectorOperands) {
   // [4] x [2, 4, 3] -> [2, 3]
   auto a = random_values(4, 6), b = random_values(2 * 4 * 3, 7);

@@ -1,6 +1,6 @@
 // CPU Attention and AttentionGrad (ir/ops/nn.def, grad.def): row by row, the S x Sk score
-// matrix never stored; f32 (f64) arithmetic, half operands widened (widen.h). Row i reads keys
-// j < keys_of(i): all of them, or j <= i when causal.
+// matrix never stored, in either operand layout (AttentionShape::offset); f32 (f64) arithmetic, half operands
+// widened (widen.h). Row i reads keys j < keys_of(i): all of them, or j <= i when causal.
 //   forward:  s_j = scale q·k_j,  p_j = exp(s_j - max) / l,  o = Σ p_j v_j,  lse = max + log l
 //   backward: p_j = exp(scale q·k_j - lse),  D = do·o,  ds_j = p_j (do·v_j - D),
 //             dq = scale Σ ds_j k_j,  dk_j += scale ds_j q,  dv_j += p_j do
@@ -29,8 +29,8 @@ struct AttentionDims : AttentionShape {
 
 AttentionDims attention_dims(const KernelContext& ctx, int first) {
   AttentionDims d;
-  static_cast<AttentionShape&>(d) =
-      attention_shape(ctx.inputs[first].dims, ctx.inputs[first + 1].dims, ctx.inputs[first + 2].dims);
+  static_cast<AttentionShape&>(d) = attention_shape(ctx.inputs[first].dims, ctx.inputs[first + 1].dims,
+                                                    ctx.inputs[first + 2].dims, ctx.attrs);
   d.causal = ctx.attrs.i("causal", 0) != 0;
   return d;
 }
@@ -58,16 +58,17 @@ void attention(KernelContext& ctx) {
   parallel_chunks(d.groups * d.rows, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> p(size_t(d.keys));
     for (int64_t row = begin; row < end; ++row) {
-      const int64_t g = row / d.rows, keys = d.keys_of(row % d.rows);
-      const T *qi = q + row * d.depth, *kg = k + g * d.keys * d.depth, *vg = v + g * d.keys * d.value_depth;
+      const int64_t g = row / d.rows, i = row % d.rows, keys = d.keys_of(i);
+      const T* qi = q + d.offset(g, i, d.rows, d.depth);
       T max = -std::numeric_limits<T>::infinity();
       for (int64_t j = 0; j < keys; ++j)
-        max = std::max(max, p[j] = scale * dot(qi, kg + j * d.depth, d.depth));
+        max = std::max(max, p[j] = scale * dot(qi, k + d.offset(g, j, d.keys, d.depth), d.depth));
       T sum = 0;
       for (int64_t j = 0; j < keys; ++j) sum += p[j] = std::exp(p[j] - max);
-      T* oi = o + row * d.value_depth;
+      T* oi = o + d.offset(g, i, d.rows, d.value_depth);
       std::fill(oi, oi + d.value_depth, T(0));
-      for (int64_t j = 0; j < keys; ++j) axpy(p[j] / sum, vg + j * d.value_depth, oi, d.value_depth);
+      for (int64_t j = 0; j < keys; ++j)
+        axpy(p[j] / sum, v + d.offset(g, j, d.keys, d.value_depth), oi, d.value_depth);
       if (lse) lse[row] = float(max + std::log(sum));
     }
   });
@@ -84,22 +85,24 @@ void attention_grad(KernelContext& ctx) {
   // One group per task: its key and value gradients sum over all of its rows.
   parallel_chunks(d.groups, 1, [&](int64_t begin, int64_t end) {
     for (int64_t g = begin; g < end; ++g) {
-      const int64_t kd = g * d.keys * d.depth, vd = g * d.keys * d.value_depth;
-      std::fill(dk + kd, dk + kd + d.keys * d.depth, T(0));
-      std::fill(dv + vd, dv + vd + d.keys * d.value_depth, T(0));
+      for (int64_t j = 0; j < d.keys; ++j) {
+        std::fill_n(dk + d.offset(g, j, d.keys, d.depth), d.depth, T(0));
+        std::fill_n(dv + d.offset(g, j, d.keys, d.value_depth), d.value_depth, T(0));
+      }
       for (int64_t i = 0; i < d.rows; ++i) {
-        const int64_t row = g * d.rows + i;
-        const T *qi = q + row * d.depth, *doi = dout + row * d.value_depth;
-        const T di = dot(doi, o + row * d.value_depth, d.value_depth), l = T(lse[row]);
-        T* dqi = dq + row * d.depth;
+        const int64_t qd = d.offset(g, i, d.rows, d.depth), od = d.offset(g, i, d.rows, d.value_depth);
+        const T *qi = q + qd, *doi = dout + od;
+        const T di = dot(doi, o + od, d.value_depth), l = T(lse[g * d.rows + i]);
+        T* dqi = dq + qd;
         std::fill(dqi, dqi + d.depth, T(0));
         for (int64_t j = 0; j < d.keys_of(i); ++j) {
-          const T* kj = k + kd + j * d.depth;
+          const int64_t kd = d.offset(g, j, d.keys, d.depth), vd = d.offset(g, j, d.keys, d.value_depth);
+          const T* kj = k + kd;
           const T p = std::exp(scale * dot(qi, kj, d.depth) - l);
-          const T ds = scale * p * (dot(doi, v + vd + j * d.value_depth, d.value_depth) - di);
-          axpy(p, doi, dv + vd + j * d.value_depth, d.value_depth);
+          const T ds = scale * p * (dot(doi, v + vd, d.value_depth) - di);
+          axpy(p, doi, dv + vd, d.value_depth);
           axpy(ds, kj, dqi, d.depth);
-          axpy(ds, qi, dk + kd + j * d.depth, d.depth);
+          axpy(ds, qi, dk + kd, d.depth);
         }
       }
     }
