@@ -36,6 +36,12 @@ ir::Value* GradContext::expand(ir::Value* v, const Shape& shape) {
 
 ir::Value* GradContext::cast(ir::Value* v, DType dtype) {
   if (v->type.dtype == dtype) return v;
+  // v widened from a `dtype` value x (mixed precision's backward: a half gradient cast to f32,
+  // and back for a half op): x, the same bits.
+  if (const ir::Node* p = v->producer; p && p->op == OpKind::Cast && p->inputs.size() == 1 &&
+                                       p->inputs[0]->type.dtype == dtype &&
+                                       is_exact_widening(dtype, v->type.dtype))
+    return p->inputs[0];
   Attrs a;
   a.set("to", std::string(dtype_name(dtype)));
   return emit(OpKind::Cast, {v}, a);

@@ -35,7 +35,8 @@ class GradContext {
   ir::Value* reshape(ir::Value* v, const Shape& shape);
   /// `v` broadcast to `shape` (`v` itself when it has that shape).
   ir::Value* expand(ir::Value* v, const Shape& shape);
-  /// `v` converted to `dtype` (`v` itself when it has that dtype).
+  /// `v` converted to `dtype` (`v` itself when it has that dtype, and the `dtype` value v was
+  /// widened from exactly when it is such a Cast).
   ir::Value* cast(ir::Value* v, DType dtype);
 
   // Shorthands for the elementwise ops rules compose (numpy broadcasting).

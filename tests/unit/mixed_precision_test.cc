@@ -577,6 +577,36 @@ TEST_P(SkippedStep, IsNoAdamStep) {
 
 INSTANTIATE_TEST_SUITE_P(MicroSteps, SkippedStep, testing::Values(1, 2));
 
+// The backward of a half MatMul whose bias Add runs in f32 between mixed precision's casts
+// (MatMul.half -> Cast f32 -> Add b -> Cast half -> MatMul.half): the first MatMul's result
+// gradient is the second MatMul's half input gradient itself, not that gradient widened to f32
+// and narrowed back (the same bits, written again a step at the activation's size).
+TEST(MixedPrecision, BackwardHasNoHalfGradientRoundTrip) {
+  auto g = std::make_unique<ir::Graph>();
+  ir::Value* x = g->add_input("x", TensorType{DType::F32, {4, 5}});
+  ir::Value* w = g->add_parameter("w", test::random_normal({5, 6}, 8));
+  ir::Value* b = g->add_parameter("b", test::random_normal({6}, 9));
+  ir::Value* w2 = g->add_parameter("w2", test::random_normal({6, 3}, 10));
+  ir::Value* h = g->add_node(ir::OpKind::MatMul, {x, w})->outputs[0];
+  h = g->add_node(ir::OpKind::Add, {h, b})->outputs[0];
+  g->add_output(g->add_node(ir::OpKind::MatMul, {h, w2}, {}, {"y"})->outputs[0]);
+  passes::Loss({"mse", "", "label"}).run(*g);
+  passes::MixedPrecision(DType::BF16).run(*g);
+  passes::Autodiff().run(*g);
+  ir::verify(*g);
+  int round_trips = 0, half_matmul_grads = 0;
+  for (const ir::Node* n : g->nodes()) {
+    const ir::Node* inner = n->op == ir::OpKind::Cast ? n->inputs[0]->producer : nullptr;
+    if (inner && inner->op == ir::OpKind::Cast && inner->inputs[0]->type.dtype == n->outputs[0]->type.dtype)
+      ++round_trips;
+    if (n->op == ir::OpKind::MatMul && n->outputs[0]->type.dtype == DType::BF16 &&
+        n->outputs[0]->name.find(".grad") != std::string::npos)
+      ++half_matmul_grads;
+  }
+  EXPECT_EQ(round_trips, 0) << ir::print_graph(*g);
+  EXPECT_GT(half_matmul_grads, 0) << "no half backward MatMul: the pattern is not there";
+}
+
 // fp16: a loss that overflows skips the step even where every gradient is finite. y = x + b
 // with an MSE loss against labels of 1e20: (y - label)² overflows f32 (the loss is inf), but
 // the gradient of b, 2(y - label)/n times the scale, is about -1e24, finite. The step is skipped

@@ -38,6 +38,12 @@ inline bool is_floating(DType t) {
 }
 /// The 16-bit floats (f16, bf16): stored narrow, computed in f32.
 inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+/// Whether converting a `from` float to `to` is exact (a wider float: half to f32 or f64, f32 to
+/// f64), so converting the result back gives the same bits.
+inline bool is_exact_widening(DType from, DType to) {
+  return (is_half(from) && (to == DType::F32 || to == DType::F64)) ||
+         (from == DType::F32 && to == DType::F64);
+}
 inline bool is_integer(DType t) {
   return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8;
 }
