@@ -119,8 +119,21 @@ __device__ __forceinline__ void dlc_mma_ab(const T* a, const T* b, FragC (&acc)[
   }
 }
 
-// One warp: factor * acc to rows [first, first + 16) of a group's [count, kWidth] operand (rows
-// dlc_row_stride apart), rows past count skipped, through the warp's f32 scratch.
+// One warp: factor * its f32 scratch rows [16][kWidth] (row stride kSw) to rows [first, first + 16)
+// of a group's [count, kWidth] operand (rows dlc_row_stride apart), rows past count skipped;
+// consecutive lanes write consecutive columns.
+template <int kWidth>
+__device__ __forceinline__ void dlc_store_scratch(const float* scratch, T* __restrict__ dst, long long first,
+                                                  long long count, float factor) {
+  for (int i = threadIdx.x & 31; i < 16 * kWidth; i += 32) {
+    const int r = i / kWidth, c = i % kWidth;
+    if (first + r < count)
+      dst[(first + r) * dlc_row_stride<kWidth>() + c] = dlc_from_float<T>(scratch[r * kSw + c] * factor);
+  }
+}
+
+// One warp: factor * acc to rows [first, first + 16) as dlc_store_scratch, through the warp's
+// f32 scratch.
 template <int kWidth>
 __device__ __forceinline__ void dlc_store_rows(FragC (&acc)[kWidth / 16], float* scratch, T* __restrict__ dst,
                                                long long first, long long count, float factor) {
@@ -128,11 +141,7 @@ __device__ __forceinline__ void dlc_store_rows(FragC (&acc)[kWidth / 16], float*
 #pragma unroll
   for (int n = 0; n < kWidth / 16; ++n) wmma::store_matrix_sync(scratch + n * 16, acc[n], kSw, wmma::mem_row_major);
   __syncwarp();
-  for (int i = threadIdx.x & 31; i < 16 * kWidth; i += 32) {
-    const int r = i / kWidth, c = i % kWidth;
-    if (first + r < count)
-      dst[(first + r) * dlc_row_stride<kWidth>() + c] = dlc_from_float<T>(scratch[r * kSw + c] * factor);
-  }
+  dlc_store_scratch<kWidth>(scratch, dst, first, count, factor);
 }
 
 template <int kWidth>
@@ -143,6 +152,10 @@ __device__ __forceinline__ void dlc_zero(FragC (&acc)[kWidth / 16]) {
 )";
 
 // A warp's score rows: lanes 2r and 2r + 1 share row r of its 16, the even and the odd columns.
+// One pass over the key tiles with an online softmax (FlashAttention-2): per tile the row's
+// running max m grows to m', the running sum l and the lane's share of o (its columns, in
+// registers) are rescaled by exp(m - m'), and p = exp(scale s - m') rounded to T meets the tile's
+// values on the tensor cores, the product staged through the warp's scratch.
 constexpr const char* kForward = R"(
 extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
     const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
@@ -165,46 +178,46 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
   const long long key_end = dlc_keys_of(row0 + kTile - 1);  // the block's last tile of keys
   dlc_load_tile<kD>(qs, q + dlc_group<kD>(g, kRows), row0, kRows);
 
-  // Pass 1: each row's max and Σ exp over its keys.
-  float m = -dlc_inf(), l = 0.0f;
-  for (long long key0 = 0; key0 < key_end; key0 += kTile) {
-    __syncthreads();
-    dlc_load_tile<kD>(ks, kg, key0, kKeys);
-    __syncthreads();
-    dlc_mma_abt<kD>(qw, ks, sw);
-    for (int c = odd; c < kTile && key0 + c < keys; c += 2) {
-      const float s = sw[r * kSw + c] * kScale;
-      if (s > m) {
-        l = l * __expf(m - s) + 1.0f;
-        m = s;
-      } else {
-        l += __expf(s - m);
-      }
-    }
-  }
-  const float m_pair = __shfl_xor_sync(0xffffffffu, m, 1), l_pair = __shfl_xor_sync(0xffffffffu, l, 1);
-  const float m_row = fmaxf(m, m_pair);
-  const float l_row = (m == -dlc_inf() ? 0.0f : l * __expf(m - m_row)) +
-                      (m_pair == -dlc_inf() ? 0.0f : l_pair * __expf(m_pair - m_row));
-  const float lse_row = m_row + __logf(l_row);
-  if (lse && !odd && row < kRows) lse[g * kRows + row] = lse_row;
-
-  // Pass 2: o = Σ exp(scale s - lse) v, the probabilities rounded to T for the tensor cores.
-  FragC acc[kDv / 16];
-  dlc_zero<kDv>(acc);
+  float m = -dlc_inf(), l = 0.0f, acc[kDv / 2];  // acc[j]: column 2 j + odd of the row's o
+#pragma unroll
+  for (int j = 0; j < kDv / 2; ++j) acc[j] = 0.0f;
   for (long long key0 = 0; key0 < key_end; key0 += kTile) {
     __syncthreads();
     dlc_load_tile<kD>(ks, kg, key0, kKeys);
     dlc_load_tile<kDv>(vs, vg, key0, kKeys);
     __syncthreads();
     dlc_mma_abt<kD>(qw, ks, sw);
-    for (int c = odd; c < kTile; c += 2)
-      pw[r * dlc_ld(kTile) + c] =
-          dlc_from_float<T>(key0 + c < keys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f);
+    float tile_max = -dlc_inf();
+    for (int c = odd; c < kTile && key0 + c < keys; c += 2) tile_max = fmaxf(tile_max, sw[r * kSw + c] * kScale);
+    const float m_new = fmaxf(m, fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1)));
+    // m_new is finite from the first tile on (every row reads key 0); a row none of whose keys
+    // are in this tile (causal) adds zeros and keeps its scale.
+    const float alpha = m == -dlc_inf() ? 0.0f : __expf(m - m_new);
+    float l_tile = 0.0f;
+    for (int c = odd; c < kTile; c += 2) {
+      const float p = key0 + c < keys ? __expf(sw[r * kSw + c] * kScale - m_new) : 0.0f;
+      pw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p);
+      l_tile += p;
+    }
+    l = l * alpha + l_tile;
+    m = m_new;
     __syncwarp();
-    dlc_mma_ab<kDv>(pw, vs, acc);
+    FragC pv[kDv / 16];
+    dlc_zero<kDv>(pv);
+    dlc_mma_ab<kDv>(pw, vs, pv);
+#pragma unroll
+    for (int n = 0; n < kDv / 16; ++n) wmma::store_matrix_sync(sw + n * 16, pv[n], kSw, wmma::mem_row_major);
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kDv / 2; ++j) acc[j] = acc[j] * alpha + sw[r * kSw + 2 * j + odd];
   }
-  dlc_store_rows<kDv>(acc, sw, o + dlc_group<kDv>(g, kRows), row0 + warp * 16, kRows, 1.0f);
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  if (lse && !odd && row < kRows) lse[g * kRows + row] = m + __logf(l);
+  __syncwarp();
+#pragma unroll
+  for (int j = 0; j < kDv / 2; ++j) sw[r * kSw + 2 * j + odd] = acc[j] / l;
+  __syncwarp();
+  dlc_store_scratch<kDv>(sw, o + dlc_group<kDv>(g, kRows), row0 + warp * 16, kRows, 1.0f);
 }
 )";
 

@@ -5,9 +5,9 @@
 // 16x16x16 fragments, f32 accumulation); depth and value_depth multiples of 16 up to 128. Each block has 4
 // warps of 16 rows (or keys).
 //
-// Entries:  forward   _fwd (q, k, v, o, lse?): pass 1 finds each row's lse over all key tiles,
-//                     pass 2 accumulates o = Σ exp(scale s - lse) v (two score GEMMs, no
-//                     rescaling of o)
+// Entries:  forward   _fwd (q, k, v, o, lse?): one pass over the key tiles with an online
+//                     softmax (FlashAttention-2: o and the row sum rescaled as the row max
+//                     grows; one score GEMM per tile)
 //           backward  _delta (dout, o, workspace): D = Σ dout·o per row, to the workspace (f32)
 //                     _dkdv (q, k, v, dout, lse, workspace, dk, dv): per key tile, over all rows
 //                     _dq (q, k, v, dout, lse, workspace, dq): per row tile, over all key tiles
