@@ -51,6 +51,7 @@ constexpr int kMaxD = kD > kDv ? kD : kDv;
 __host__ __device__ constexpr int dlc_ld(int width) { return width + 8; }
 constexpr int kSw = (kTile > kMaxD ? kTile : kMaxD) + 4;
 using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major>;
+using FragACol = wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::col_major>;
 using FragBRow = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major>;
 using FragBCol = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major>;
 using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
@@ -222,8 +223,11 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_fwd(
 )";
 
 constexpr const char* kDelta = R"(
-// One warp per row: workspace[row] = Σ do·o (f32).
+// The backward's f32 workspace: D = Σ do·o per row ([groups x rows], padded to 256 bytes), then
+// the query gradients' sums [groups x rows, kD], which the key-tile kernels add into.
 constexpr long long kGroups = ${GROUPS};
+constexpr long long kDeltaFloats = (kGroups * kRows + 63) / 64 * 64;
+// One warp per row: its D, and its query gradient sums set to 0.
 extern "C" __global__ void __launch_bounds__(256) ${NAME}_delta(
     const T* __restrict__ dout, const T* __restrict__ o, float* __restrict__ workspace) {
   const long long row = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
@@ -233,16 +237,20 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}_delta(
   for (int c = threadIdx.x & 31; c < kDv; c += 32) s += dlc_to_float(dout[at + c]) * dlc_to_float(o[at + c]);
   s = dlc_warp_sum(s);
   if ((threadIdx.x & 31) == 0) workspace[row] = s;
+  for (int c = threadIdx.x & 31; c < kD; c += 32) workspace[kDeltaFloats + row * kD + c] = 0.0f;
 }
 )";
 
 // The key and value gradients of one tile of keys, over every tile of rows: with sᵀ = k qᵀ,
 // pᵀ = exp(scale sᵀ - lse), dpᵀ = v doᵀ and dsᵀ = pᵀ (dpᵀ - D): dv += pᵀ do, dk += dsᵀ q (times
-// scale at the end). A warp's 16 keys are its score rows.
+// scale at the end). A warp's 16 keys are its score rows. The query gradients' share of the
+// tile, ds k for the 64 rows, is added into the workspace's f32 sums (atomically: every key tile
+// adds to them), as FlashAttention-2's backward does, instead of recomputing the scores per row
+// tile; warp w adds rows 16 w … 16 w + 15, reading the four warps' dsᵀ as ds (column-major).
 constexpr const char* kKeyGradients = R"(
 extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
     const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ dout,
-    const float* __restrict__ lse, const float* __restrict__ workspace, T* __restrict__ dk, T* __restrict__ dv) {
+    const float* __restrict__ lse, float* __restrict__ workspace, T* __restrict__ dk, T* __restrict__ dv) {
   extern __shared__ __align__(128) unsigned char dlc_smem[];
   float* scratch = reinterpret_cast<float*>(dlc_smem);  // [kWarps][2][16][kSw]: sᵀ, dpᵀ
   float* lse_s = scratch + kWarps * 2 * 16 * kSw;      // [kTile]
@@ -257,6 +265,7 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
   const long long g = blockIdx.x / kKeyTiles, key0 = blockIdx.x % kKeyTiles * kTile;
   const T* qg = q + dlc_group<kD>(g, kRows);
   const T* dog = dout + dlc_group<kDv>(g, kRows);
+  float* dq_sums = workspace + kDeltaFloats + g * kRows * kD;
   float* sw = scratch + warp * 2 * 16 * kSw;
   float* dpw = sw + 16 * kSw;
   T* pw = ps + warp * 2 * 16 * dlc_ld(kTile);
@@ -286,59 +295,46 @@ extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dkdv(
       pw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p);
       dsw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p * (dpw[r * kSw + c] - delta_s[c]));
     }
-    __syncwarp();
+    __syncthreads();  // every warp's dsᵀ, for the query gradients
     dlc_mma_ab<kDv>(pw, dos, dv_acc);
     dlc_mma_ab<kD>(dsw, qs, dk_acc);
+    // ds k for rows 16 warp …: ds[i][key] = dsᵀ of the key's warp, column i.
+    FragC dq_acc[kD / 16];
+    dlc_zero<kD>(dq_acc);
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      FragACol fa;
+      wmma::load_matrix_sync(fa, ps + (w * 2 + 1) * 16 * dlc_ld(kTile) + warp * 16, dlc_ld(kTile));
+#pragma unroll
+      for (int n = 0; n < kD / 16; ++n) {
+        FragBRow fb;
+        wmma::load_matrix_sync(fb, ks + w * 16 * dlc_ld(kD) + n * 16, dlc_ld(kD));
+        wmma::mma_sync(dq_acc[n], fa, fb, dq_acc[n]);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < kD / 16; ++n) wmma::store_matrix_sync(sw + n * 16, dq_acc[n], kSw, wmma::mem_row_major);
+    __syncwarp();
+    for (int i = lane; i < 16 * kD; i += 32) {
+      const int rr = i / kD, c = i % kD;
+      const long long row = row0 + warp * 16 + rr;
+      if (row < kRows) atomicAdd(dq_sums + row * kD + c, sw[rr * kSw + c]);
+    }
   }
   dlc_store_rows<kDv>(dv_acc, sw, dv + dlc_group<kDv>(g, kKeys), key0 + warp * 16, kKeys, 1.0f);
   dlc_store_rows<kD>(dk_acc, sw, dk + dlc_group<kD>(g, kKeys), key0 + warp * 16, kKeys, kScale);
 }
 )";
 
-// The query gradients of one tile of rows, over every tile of keys: with s = q kᵀ,
-// p = exp(scale s - lse), dp = do vᵀ and ds = p (dp - D): dq += ds k (times scale at the end).
+// dq = scale times the workspace's sums, in q's layout and type: one thread per element.
 constexpr const char* kQueryGradients = R"(
-extern "C" __global__ void __launch_bounds__(kWarps * 32) ${NAME}_dq(
-    const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ dout,
-    const float* __restrict__ lse, const float* __restrict__ workspace, T* __restrict__ dq) {
-  extern __shared__ __align__(128) unsigned char dlc_smem[];
-  float* scratch = reinterpret_cast<float*>(dlc_smem);            // [kWarps][2][16][kSw]: s, dp
-  T* qs = reinterpret_cast<T*>(scratch + kWarps * 2 * 16 * kSw);  // [kTile][dlc_ld(kD)]
-  T* dos = qs + kTile * dlc_ld(kD);                               // [kTile][dlc_ld(kDv)]
-  T* ks = dos + kTile * dlc_ld(kDv);                              // [kTile][dlc_ld(kD)]
-  T* vs = ks + kTile * dlc_ld(kD);                                // [kTile][dlc_ld(kDv)]
-  T* ps = vs + kTile * dlc_ld(kDv);                               // [kWarps][16][dlc_ld(kTile)]: ds
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, odd = lane & 1;
-  constexpr long long kRowTiles = (kRows + kTile - 1) / kTile;
-  const long long g = blockIdx.x / kRowTiles, row0 = blockIdx.x % kRowTiles * kTile;
-  const T* kg = k + dlc_group<kD>(g, kKeys);
-  const T* vg = v + dlc_group<kDv>(g, kKeys);
-  float* sw = scratch + warp * 2 * 16 * kSw;
-  float* dpw = sw + 16 * kSw;
-  T* dsw = ps + warp * 16 * dlc_ld(kTile);
-  dlc_load_tile<kD>(qs, q + dlc_group<kD>(g, kRows), row0, kRows);
-  dlc_load_tile<kDv>(dos, dout + dlc_group<kDv>(g, kRows), row0, kRows);
-  const long long row = row0 + warp * 16 + r, keys = dlc_keys_of(row);
-  const long long key_end = dlc_keys_of(row0 + kTile - 1);
-  const float lse_row = row < kRows ? lse[g * kRows + row] : 0.0f;
-  const float delta_row = row < kRows ? workspace[g * kRows + row] : 0.0f;
-  FragC dq_acc[kD / 16];
-  dlc_zero<kD>(dq_acc);
-  for (long long key0 = 0; key0 < key_end; key0 += kTile) {
-    __syncthreads();
-    dlc_load_tile<kD>(ks, kg, key0, kKeys);
-    dlc_load_tile<kDv>(vs, vg, key0, kKeys);
-    __syncthreads();
-    dlc_mma_abt<kD>(qs + warp * 16 * dlc_ld(kD), ks, sw);
-    dlc_mma_abt<kDv>(dos + warp * 16 * dlc_ld(kDv), vs, dpw);
-    for (int c = odd; c < kTile; c += 2) {
-      const float p = key0 + c < keys ? __expf(sw[r * kSw + c] * kScale - lse_row) : 0.0f;
-      dsw[r * dlc_ld(kTile) + c] = dlc_from_float<T>(p * (dpw[r * kSw + c] - delta_row));
-    }
-    __syncwarp();
-    dlc_mma_ab<kD>(dsw, ks, dq_acc);
-  }
-  dlc_store_rows<kD>(dq_acc, sw, dq + dlc_group<kD>(g, kRows), row0 + warp * 16, kRows, kScale);
+extern "C" __global__ void __launch_bounds__(256) ${NAME}_dq(
+    const float* __restrict__ workspace, T* __restrict__ dq) {
+  const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+  if (i >= kGroups * kRows * kD) return;
+  const long long row = i / kD;
+  dq[dlc_group<kD>(row / kRows, kRows) + row % kRows * dlc_row_stride<kD>() + i % kD] =
+      dlc_from_float<T>(workspace[kDeltaFloats + i] * kScale);
 }
 )";
 
@@ -446,11 +442,9 @@ KernelSource emit_attention_backward(const AttentionSpec& spec) {
       {name + "_dkdv",
        tile_launch(spec.groups * tiles(spec.keys), shared_bytes(spec, 2, 2, {d, dv, d, dv}, 2)),
        {"q", "k", "v", "dout", "lse", "workspace", "dk", "dv"}});
-  ks.entries.push_back(
-      {name + "_dq",
-       tile_launch(spec.groups * tiles(spec.rows), shared_bytes(spec, 2, 0, {d, dv, d, dv}, 1)),
-       {"q", "k", "v", "dout", "lse", "workspace", "dq"}});
-  ks.workspace_bytes = align256(rows * 4);
+  ks.entries.push_back({name + "_dq", launch_1d((rows * d + 255) / 256, 256), {"workspace", "dq"}});
+  // kDeltaFloats (64-float multiples, 256 bytes) of D, then rows x depth query gradient sums.
+  ks.workspace_bytes = align256(rows * 4) + rows * d * 4;
   return ks;
 }
 

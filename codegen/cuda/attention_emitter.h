@@ -8,9 +8,11 @@
 // Entries:  forward   _fwd (q, k, v, o, lse?): one pass over the key tiles with an online
 //                     softmax (FlashAttention-2: o and the row sum rescaled as the row max
 //                     grows; one score GEMM per tile)
-//           backward  _delta (dout, o, workspace): D = Σ dout·o per row, to the workspace (f32)
-//                     _dkdv (q, k, v, dout, lse, workspace, dk, dv): per key tile, over all rows
-//                     _dq (q, k, v, dout, lse, workspace, dq): per row tile, over all key tiles
+//           backward  _delta (dout, o, workspace): D = Σ dout·o per row, to the workspace (f32),
+//                     and the row's query gradient sums there set to 0
+//                     _dkdv (q, k, v, dout, lse, workspace, dk, dv): per key tile, over all rows;
+//                     adds the tile's share of the query gradients to the sums (atomics)
+//                     _dq (workspace, dq): dq = scale times the sums, in q's layout and type
 #pragma once
 
 #include <cstdint>

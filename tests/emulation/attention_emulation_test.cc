@@ -83,7 +83,8 @@ TEST_P(EmulatedAttention, MatchesTheCpuKernels) {
   // Results start as NaN bits, so a kernel that leaves an element unwritten fails.
   std::vector<uint16_t> o(size_t(num_elements(os)), 0xffff), dq(q.bits.size(), 0xffff),
       dk(k.bits.size(), 0xffff), dv(v.bits.size(), 0xffff);
-  std::vector<float> lse(size_t(num_elements(ls)), NAN), workspace(lse.size(), NAN);
+  std::vector<float> lse(size_t(num_elements(ls)), NAN),
+      workspace(codegen::cuda::emit_attention_backward(s).workspace_bytes / sizeof(float), NAN);
   void* buffers[] = {q.bits.data(),    k.bits.data(),    v.bits.data(), o.data(),  lse.data(),
                      dout.bits.data(), workspace.data(), dq.data(),     dk.data(), dv.data()};
   launchers.first(buffers);

@@ -1,7 +1,8 @@
 // Runs emitted CUDA kernel sources on the host, so that their logic is tested where no GPU is:
 // every CUDA thread of a block is a std::thread, __syncthreads and __syncwarp are barriers,
 // shuffles exchange through per-warp slots, and a WMMA fragment is its whole 16x16 matrix in every
-// lane (lane 0 stores it), with the element order of the CUDA documentation. Blocks run one at a
+// lane (lane 0 stores it), with the element order of the CUDA documentation; atomicAdd takes a
+// lock. Blocks run one at a
 // time on a shared-memory buffer filled with 0xff (NaN) bytes; bytes past the launch's dynamic
 // shared memory must stay so. Covers what the attention kernels use (codegen/cuda/
 // attention_emitter.h); not timing, not memory ordering beyond the barriers, not the real
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +86,13 @@ inline void __syncthreads() { dlc::emulation::block.all->arrive_and_wait(); }
 inline void __syncwarp(unsigned = 0xffffffffu) {
   dlc::emulation::block.warps[threadIdx.x / 32]->arrive_and_wait();
 }
+inline float atomicAdd(float* address, float value) {
+  static std::mutex m;
+  const std::lock_guard<std::mutex> lock(m);
+  const float old = *address;
+  *address = old + value;
+  return old;
+}
 inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   auto& b = dlc::emulation::block;
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -121,6 +130,11 @@ template <typename T>
 void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, row_major>& f, const T* p, unsigned ld) {
   for (int i = 0; i < 16; ++i)
     for (int k = 0; k < 16; ++k) f.v[i * 16 + k] = dlc::emulation::to_float(p[i * ld + k]);
+}
+template <typename T>
+void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, col_major>& f, const T* p, unsigned ld) {
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) f.v[i * 16 + k] = dlc::emulation::to_float(p[k * ld + i]);
 }
 template <typename T>
 void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, row_major>& f, const T* p, unsigned ld) {
