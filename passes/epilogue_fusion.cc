@@ -45,6 +45,13 @@ void set_flag(Attrs& attrs, const char* flag, bool on) {
 
 void toggle(Attrs& attrs, const char* flag) { set_flag(attrs, flag, attrs.i(flag, 0) == 0); }
 
+// Whether a bias of shape `b` is a MatMul bias for a result of shape `out`: [n] or [1, …, 1, n]
+// along its last dim.
+bool is_row_bias(const Shape& b, const Shape& out) {
+  return !b.empty() && b.size() <= out.size() && b.back() == out.back() &&
+         std::all_of(b.begin(), b.end() - 1, [](int64_t d) { return d == 1; });
+}
+
 class EpilogueFuser {
  public:
   explicit EpilogueFuser(ir::Graph& g) : g_(g) {}
@@ -67,6 +74,8 @@ class EpilogueFuser {
         ++c.half_scales;
       else if (n->op == OpKind::Cast && fold_half_operand_scale(n))
         ++c.half_operand_scales;
+      else if (n->op == OpKind::Cast && fold_half_bias(n))
+        ++c.half_biases;
       else if (n->op == OpKind::Add)
         fold_add(n, &c);
       else if (n->op == OpKind::Relu)
@@ -237,6 +246,38 @@ class EpilogueFuser {
     return false;
   }
 
+  // Cast_half(Add(Cast_f32(MatMul_half), b)) -> MatMul_half(…, Cast_half(b)) for an f32 bias b
+  // along the result's last dim that exists before the MatMul (a parameter): the product plus
+  // the bias rounded to half, rounded once, as autocast's addmm computes it, where mixed
+  // precision's f32 Add rounded the product, added the f32 bias and rounded again. The half
+  // bias is a Cast before the MatMul; the Cast, Add and Cast go.
+  bool fold_half_bias(ir::Node* narrow) {
+    const DType half = narrow->outputs[0]->type.dtype;
+    ir::Node* add = is_half(half) ? sole_producer(narrow->inputs[0], narrow, {OpKind::Add}) : nullptr;
+    if (!add || add->outputs[0]->type.dtype != DType::F32) return false;
+    for (size_t i = 0; i < 2; ++i) {
+      ir::Node* widen = sole_producer(add->inputs[i], add, {OpKind::Cast});
+      ir::Node* mm = widen ? sole_producer(widen->inputs[0], widen, {OpKind::MatMul}) : nullptr;
+      ir::Value* bias = add->inputs[1 - i];
+      if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
+          mm->outputs[0]->type != narrow->outputs[0]->type || bias->producer || bias == add->inputs[i] ||
+          bias->type.dtype != DType::F32 || !is_row_bias(bias->type.shape, mm->outputs[0]->type.shape))
+        continue;
+      Attrs to;
+      to.set("to", std::string(dtype_name(half)));
+      g_.set_insertion_point(mm);
+      ir::Node* cast = g_.add_node(OpKind::Cast, {bias}, to, {g_.unique_value_name(bias->name + ".half")},
+                                   g_.unique_node_name(bias->name + ".to_half"));
+      g_.clear_insertion_point();
+      mm->inputs.resize(3);
+      mm->inputs[2] = cast->outputs[0];
+      take_over_values(mm, {narrow->outputs[0]});
+      remove_chain({widen, add, narrow});
+      return true;
+    }
+    return false;
+  }
+
   // Add(MatMul, v) -> v as the MatMul's bias (input 2, when it has none: [n] or [1, …, 1, n]
   // along the result's last dim) or residual (input 3: the result's type); Add(Conv |
   // ConvTranspose, v) -> v as the residual (their bias input is per channel). The producer stays
@@ -249,9 +290,7 @@ class EpilogueFuser {
       if (!p || v == add->inputs[i] || v->type.dtype != p->outputs[0]->type.dtype) continue;
       const Shape& b = v->type.shape;
       const Shape& out = p->outputs[0]->type.shape;
-      const bool row = is_matmul(p) && !has_bias(*p) && !b.empty() && b.size() <= out.size() &&
-                       b.back() == out.back() &&
-                       std::all_of(b.begin(), b.end() - 1, [](int64_t d) { return d == 1; });
+      const bool row = is_matmul(p) && !has_bias(*p) && is_row_bias(b, out);
       const size_t slot = row ? 2 : b == out ? 3 : 0;
       if (slot == 0 || (v->producer && pos_.at(v->producer) > pos_.at(p))) continue;
       p->inputs.resize(std::max(p->inputs.size(), slot + 1));

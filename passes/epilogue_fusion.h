@@ -15,6 +15,10 @@
 //      bits for a power-of-two scale, such as 1/sqrt(64), barring overflow and subnormals);
 //      Add(MatMul, bias) (either order) -> MatMul(…, bias), for a bias of shape [n] or
 //      [1, …, 1, n] along the result's last dim that is available where the MatMul runs;
+//      Cast_half(Add(Cast_f32(MatMul_half), bias)) -> MatMul_half(…, Cast_half(bias)) for an f32
+//      parameter bias (mixed precision's f32 bias Add of a half MatMul read only in half: the
+//      query, key and value projections): rounded once, with the bias in half, as autocast's
+//      addmm, where the f32 Add rounded the product and then the sum (not exact);
 //      Add(MatMul, r) -> MatMul(…, bias?, r) for a residual r of the result's type available
 //      there (a skip connection, or two gradient contributions summed), after any bias, so
 //      (product + bias) + r keeps the unfused order and neither scale nor bias folds after it;
@@ -34,9 +38,9 @@
 //      score gradient, scaled by 1/sqrt(head size) for the query and key gradients. Exact for the
 //      power of two (barring overflow and subnormals).
 // Only direct producer/consumer pairs fold (never across a Cast, so mixed precision's half
-// MatMuls keep their f32 Adds; the half scales of 3 and 6 are the exceptions); the folded result has no other
-// user and is not a graph output or state update; operands are rank >= 2 (any rank for a Relu); the folded
-// value is taken over (its name, role and every reference stay), so a `W@grad` gradient produced by a
+// MatMuls keep their f32 Adds; the half scales and bias of 3 and 6 are the exceptions); the folded result has
+// no other user and is not a graph output or state update; operands are rank >= 2 (any rank for a Relu); the
+// folded value is taken over (its name, role and every reference stay), so a `W@grad` gradient produced by a
 // Transpose is then the MatMul's result. f32 results are bit-identical to the unfused ops on the CPU (each
 // epilogue is one f32 operation on the f32 product either way; the CPU kernels add the residual and apply the
 // Relu themselves, since oneDNN's relu post-op turns NaN into 0, runtime/cpu/epilogue.h); a 16-bit result is
@@ -56,6 +60,7 @@ struct EpilogueFusionCounts {
   int64_t half_scales = 0;          // Muls between mixed precision's casts folded into alpha
   int64_t operand_scales = 0;       // Muls of a MatMul operand folded into its readers' alpha (rewrite 6)
   int64_t half_operand_scales = 0;  // the same between mixed precision's casts
+  int64_t half_biases = 0;          // f32 bias Adds between mixed precision's casts folded (as half)
   int64_t biases = 0;               // Adds folded into the bias
   int64_t residuals = 0;            // Adds folded into the residual
   int64_t activations = 0;          // Relus folded into a MatMul's activation
@@ -66,8 +71,8 @@ struct EpilogueFusionCounts {
   int64_t dead_nodes = 0;           // dead nodes removed first (not in total())
   int64_t total() const {
     return operand_transposes + result_transposes + scales + half_scales + operand_scales +
-           half_operand_scales + biases + residuals + activations + conv_activations + conv_residuals +
-           norm_activations + norm_relu_grads;
+           half_operand_scales + half_biases + biases + residuals + activations + conv_activations +
+           conv_residuals + norm_activations + norm_relu_grads;
   }
 };
 

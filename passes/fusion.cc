@@ -281,6 +281,7 @@ bool Fusion::run(ir::Graph& g) {
   stats_["matmul_result_transposes"] = epi.result_transposes;
   stats_["matmul_scales"] = epi.scales;
   stats_["matmul_half_scales"] = epi.half_scales;
+  stats_["matmul_half_biases"] = epi.half_biases;
   stats_["matmul_operand_scales"] = epi.operand_scales + epi.half_operand_scales;
   stats_["matmul_biases"] = epi.biases;
   stats_["matmul_residuals"] = epi.residuals;

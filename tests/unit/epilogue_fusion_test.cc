@@ -292,6 +292,7 @@ void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   EXPECT_EQ(got.half_scales, want.half_scales) << text;
   EXPECT_EQ(got.operand_scales, want.operand_scales) << text;
   EXPECT_EQ(got.half_operand_scales, want.half_operand_scales) << text;
+  EXPECT_EQ(got.half_biases, want.half_biases) << text;
   EXPECT_EQ(got.biases, want.biases) << text;
   EXPECT_EQ(got.residuals, want.residuals) << text;
   EXPECT_EQ(got.activations, want.activations) << text;
@@ -299,9 +300,10 @@ void check(const Build& build, const passes::EpilogueFusionCounts& want) {
   EXPECT_EQ(got.conv_residuals, want.conv_residuals) << text;
   EXPECT_EQ(got.norm_activations, want.norm_activations) << text;
   EXPECT_EQ(got.norm_relu_grads, want.norm_relu_grads) << text;
-  // A half scale takes its two Casts with it.
+  // A half scale takes its two Casts with it; a half bias takes two and adds one (the bias's).
   EXPECT_EQ(fused.num_nodes(),
-            plain.num_nodes() - size_t(got.total() + 2 * (got.half_scales + got.half_operand_scales)))
+            plain.num_nodes() -
+                size_t(got.total() + 2 * (got.half_scales + got.half_operand_scales) + got.half_biases))
       << text;
   ASSERT_EQ(fused.outputs().size(), plain.outputs().size());
   for (size_t i = 0; i < plain.outputs().size(); ++i) {
@@ -540,6 +542,47 @@ TEST(EpilogueFusion, ScaleBetweenMixedPrecisionCasts) {
         g.add_output(scores);
       },
       {});
+}
+
+// Mixed precision's f32 bias Add of a half MatMul read in half (a query projection):
+// Cast_half(Add(Cast_f32(MatMul_half), b)) is the half MatMul with b rounded to half as its bias,
+// the sum rounded once (within one rounding of the unfused value), the bias on either side and
+// of shape [n] or [1, 1, n]. Not when the f32 sum is read elsewhere, nor for a bias computed in
+// the graph (it may come after the MatMul).
+TEST(EpilogueFusion, BiasBetweenMixedPrecisionCasts) {
+  for (DType t : {DType::F16, DType::BF16})
+    for (bool bias_first : {false, true})
+      check(
+          [t, bias_first](ir::Graph& g) {
+            ir::Value* a = g.add_input("a", {t, {2, 3, 8}});
+            ir::Value* w = g.add_input("w", {t, {8, 4}});
+            ir::Value* b = g.add_input("b", {DType::F32, bias_first ? Shape{1, 1, 4} : Shape{4}});
+            Attrs to_f32, to_half;
+            to_f32.set("to", std::string("f32"));
+            to_half.set("to", std::string(dtype_name(t)));
+            ir::Value* product = op(g, OpKind::Cast, {op(g, OpKind::MatMul, {a, w})}, to_f32);
+            ir::Value* sum =
+                op(g, OpKind::Add,
+                   bias_first ? std::vector<ir::Value*>{b, product} : std::vector<ir::Value*>{product, b});
+            g.add_output(op(g, OpKind::Cast, {sum}, to_half, "y"));
+          },
+          {.half_biases = 1});
+  for (bool computed_bias : {false, true})
+    check(
+        [computed_bias](ir::Graph& g) {
+          ir::Value* a = g.add_input("a", {DType::BF16, {3, 8}});
+          ir::Value* w = g.add_input("w", {DType::BF16, {8, 4}});
+          ir::Value* b = g.add_input("b", {DType::F32, {4}});
+          Attrs to_f32, to_half;
+          to_f32.set("to", std::string("f32"));
+          to_half.set("to", std::string("bf16"));
+          ir::Value* product = op(g, OpKind::Cast, {op(g, OpKind::MatMul, {a, w})}, to_f32);
+          if (computed_bias) b = op(g, OpKind::Mul, {b, scalar(g, DType::F32, 2.0)});
+          ir::Value* sum = op(g, OpKind::Add, {product, b}, {}, "sum");
+          g.add_output(op(g, OpKind::Cast, {sum}, to_half, "y"));
+          if (!computed_bias) g.add_output(sum);
+        },
+        {});
 }
 
 // Attention's score gradient, scaled by 1/sqrt(head size) and read by the query and key
