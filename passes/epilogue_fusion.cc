@@ -224,23 +224,39 @@ class EpilogueFuser {
     return true;
   }
 
-  // Cast_half(Mul(Cast_f32(MatMul_half), k)) -> MatMul_half with alpha *= k (rewrite 3), each
-  // intermediate read only by the next; the MatMul takes over the outer Cast's result.
-  bool fold_half_scale(ir::Node* narrow) {
-    const DType half = narrow->outputs[0]->type.dtype;
-    ir::Node* mul = is_half(half) ? sole_producer(narrow->inputs[0], narrow, {OpKind::Mul}) : nullptr;
-    if (!mul || mul->outputs[0]->type.dtype != DType::F32) return false;
+  // A half epilogue's chain Cast_half(op(Cast_f32(MatMul_half), other)) (either operand order)
+  // ending in `narrow`, each intermediate read only by the next, op f32 and of kind `kind`, the
+  // MatMul's result of the outer Cast's type, with no epilogue of its own and matrix operands.
+  struct HalfEpilogue {
+    ir::Node *widen = nullptr, *op = nullptr, *mm = nullptr;
+    ir::Value* other = nullptr;
+  };
+  // The chains ending in `narrow` (none, one, or one per operand order).
+  std::vector<HalfEpilogue> half_epilogues(ir::Node* narrow, OpKind kind) const {
+    std::vector<HalfEpilogue> found;
+    ir::Node* op =
+        is_half(narrow->outputs[0]->type.dtype) ? sole_producer(narrow->inputs[0], narrow, {kind}) : nullptr;
+    if (!op || op->outputs[0]->type.dtype != DType::F32 || op->inputs.size() != 2) return found;
     for (size_t i = 0; i < 2; ++i) {
-      ir::Node* widen = sole_producer(mul->inputs[i], mul, {OpKind::Cast});
+      ir::Node* widen = sole_producer(op->inputs[i], op, {OpKind::Cast});
       ir::Node* mm = widen ? sole_producer(widen->inputs[0], widen, {OpKind::MatMul}) : nullptr;
-      const ir::Value* k = mul->inputs[1 - i];
-      if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
-          mm->outputs[0]->type != narrow->outputs[0]->type || k->role != ir::Role::Constant || !k->data ||
-          k->type.numel() != 1 || !is_floating(k->type.dtype))
+      if (mm && !has_bias(*mm) && !has_residual(*mm) && !has_activation(*mm) && matrix_operands(*mm) &&
+          mm->outputs[0]->type == narrow->outputs[0]->type && op->inputs[1 - i] != op->inputs[i])
+        found.push_back({widen, op, mm, op->inputs[1 - i]});
+    }
+    return found;
+  }
+
+  // Cast_half(Mul(Cast_f32(MatMul_half), k)) -> MatMul_half with alpha *= k (rewrite 3); the
+  // MatMul takes over the outer Cast's result.
+  bool fold_half_scale(ir::Node* narrow) {
+    for (const HalfEpilogue& e : half_epilogues(narrow, OpKind::Mul)) {
+      const ir::Value* k = e.other;
+      if (k->role != ir::Role::Constant || !k->data || k->type.numel() != 1 || !is_floating(k->type.dtype))
         continue;
-      mm->attrs.set("alpha", mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
-      take_over_values(mm, {narrow->outputs[0]});
-      remove_chain({widen, mul, narrow});  // they now only feed each other
+      e.mm->attrs.set("alpha", e.mm->attrs.f("alpha", 1.0) * k->data->as_double()[0]);
+      take_over_values(e.mm, {narrow->outputs[0]});
+      remove_chain({e.widen, e.op, narrow});  // they now only feed each other
       return true;
     }
     return false;
@@ -252,27 +268,22 @@ class EpilogueFuser {
   // precision's f32 Add rounded the product, added the f32 bias and rounded again. The half
   // bias is a Cast before the MatMul; the Cast, Add and Cast go.
   bool fold_half_bias(ir::Node* narrow) {
-    const DType half = narrow->outputs[0]->type.dtype;
-    ir::Node* add = is_half(half) ? sole_producer(narrow->inputs[0], narrow, {OpKind::Add}) : nullptr;
-    if (!add || add->outputs[0]->type.dtype != DType::F32) return false;
-    for (size_t i = 0; i < 2; ++i) {
-      ir::Node* widen = sole_producer(add->inputs[i], add, {OpKind::Cast});
-      ir::Node* mm = widen ? sole_producer(widen->inputs[0], widen, {OpKind::MatMul}) : nullptr;
-      ir::Value* bias = add->inputs[1 - i];
-      if (!mm || has_bias(*mm) || has_residual(*mm) || has_activation(*mm) || !matrix_operands(*mm) ||
-          mm->outputs[0]->type != narrow->outputs[0]->type || bias->producer || bias == add->inputs[i] ||
-          bias->type.dtype != DType::F32 || !is_row_bias(bias->type.shape, mm->outputs[0]->type.shape))
+    for (const HalfEpilogue& e : half_epilogues(narrow, OpKind::Add)) {
+      ir::Value* bias = e.other;
+      if (bias->producer || bias->type.dtype != DType::F32 ||
+          !is_row_bias(bias->type.shape, e.mm->outputs[0]->type.shape))
         continue;
       Attrs to;
-      to.set("to", std::string(dtype_name(half)));
-      g_.set_insertion_point(mm);
+      to.set("to", std::string(dtype_name(narrow->outputs[0]->type.dtype)));
+      g_.set_insertion_point(e.mm);
       ir::Node* cast = g_.add_node(OpKind::Cast, {bias}, to, {g_.unique_value_name(bias->name + ".half")},
                                    g_.unique_node_name(bias->name + ".to_half"));
       g_.clear_insertion_point();
+      ir::Node* mm = e.mm;
       mm->inputs.resize(3);
       mm->inputs[2] = cast->outputs[0];
       take_over_values(mm, {narrow->outputs[0]});
-      remove_chain({widen, add, narrow});
+      remove_chain({e.widen, e.op, narrow});
       return true;
     }
     return false;
