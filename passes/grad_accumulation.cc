@@ -48,7 +48,7 @@ ir::Value* GradientAccumulator::accumulate(const std::string& name, ir::Value* g
 }
 
 void GradientAccumulator::update_state(ir::Value* new_value, ir::Value* state) {
-  graph_.add_state_update(update_gate_ ? gated(update_gate_, new_value, state) : new_value, state);
+  graph_.add_state_update(new_value, state);
 }
 
 void GradientAccumulator::skip_unless(ir::Value* condition) {

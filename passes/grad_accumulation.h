@@ -1,9 +1,11 @@
 // Gradient accumulation in one static plan: each run is one micro-batch; the gradient of every
 // parameter is added (scaled by 1/K, as PyTorch's loss/K) to an accumulation buffer kept as
 // state, and the runtime bool input "apply" says whether this micro-step is the K-th, the one
-// that updates. Updates are gated with Where, which is bit-exact: on the other micro-steps
-// parameters and optimizer state keep their values, and the buffer restarts from zero after an
-// applied step. With K = 1 everything passes through unchanged.
+// that updates. The optimizer updates take the gate (apply, and-ed with loss scaling's all-finite
+// check) as their apply operand and leave their states as they are where it is false; other
+// state (loss scaling's counters, the buffers) is gated with Where. Both are bit-exact: on the
+// other micro-steps parameters and optimizer state keep their values, and the buffer restarts
+// from zero after an applied step. With K = 1 everything passes through unchanged.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +25,12 @@ class GradientAccumulator {
   /// The same for any f32 `value` of a micro-step: itself, or its sum (scaled by 1/K) over the
   /// micro-steps of this optimizer step, in a state buffer named after `name`.
   ir::Value* accumulate(const std::string& name, ir::Value* value);
-  /// Registers `state` <- `new_value` after each run, kept unchanged where "apply" is false or
-  /// a skip_unless condition does not hold.
+  /// The bool scalar that says whether this run is an optimizer step that applies: "apply" and
+  /// every skip_unless condition, and-ed; null when every run applies.
+  ir::Value* update_gate() const { return update_gate_; }
+  /// Registers `state` <- `new_value` after each run, where `new_value` is a result of an
+  /// update op that takes update_gate() as its apply operand, so it is `state` itself on a run
+  /// that does not apply (ir/ops/train.def).
   void update_state(ir::Value* new_value, ir::Value* state);
   /// From now on update_state also keeps the old values where the bool scalar `condition` is
   /// false (a skipped optimizer step: loss_scaling.h).

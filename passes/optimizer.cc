@@ -56,10 +56,12 @@ class UpdateBuilder {
 
   // The update op's outputs are the new values of its state operands: the parameter (operand 0),
   // then each operand from index 2 on except lr and step; an absent one gives an absent output.
+  // The accumulator's update gate, if any, is its last operand, apply.
   void emit(ir::OpKind op, ir::Value* p, std::vector<ir::Value*> inputs, const Attrs& attrs) {
     std::vector<ir::Value*> updated = {p};
     for (size_t i = 2; i < inputs.size(); ++i)
       if (inputs[i] != lr_ && inputs[i] != step_) updated.push_back(inputs[i]);
+    if (ir::Value* gate = accumulator_.update_gate()) inputs.push_back(gate);
     std::vector<std::string> names;
     for (ir::Value* s : updated) names.push_back(s ? g_.unique_value_name(s->name + ".next") : "");
     ir::Node* n = g_.add_node(op, std::move(inputs), attrs, names, p->name + ".update");

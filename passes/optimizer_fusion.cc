@@ -22,10 +22,12 @@ struct Group {
   std::vector<ir::Node*> nodes;  // in schedule order
 };
 
-bool all_f32(const ir::Node& n) {
-  for (const std::vector<ir::Value*>* values : {&n.inputs, &n.outputs})
-    for (const ir::Value* v : *values)
-      if (v && v->type.dtype != DType::F32) return false;
+// Whether every operand but the bool apply (input `apply`) and every result is f32.
+bool all_f32(const ir::Node& n, int apply) {
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] && int(i) != apply && n.inputs[i]->type.dtype != DType::F32) return false;
+  for (const ir::Value* v : n.outputs)
+    if (v && v->type.dtype != DType::F32) return false;
   return true;
 }
 
@@ -54,7 +56,8 @@ void merge(ir::Graph& g, const Group& gr) {
   std::vector<std::string> names;
   std::vector<TensorType> types;
   for (int i = 0; i < l.inputs; ++i)
-    if (l.is_scalar(i)) operands.push_back(first.inputs[size_t(i)]);
+    if (l.is_scalar(i))
+      operands.push_back(size_t(i) < first.inputs.size() ? first.inputs[size_t(i)] : nullptr);
   for (const ir::Node* n : gr.nodes) {
     for (int i = 0; i < l.inputs; ++i)
       if (!l.is_scalar(i)) operands.push_back(size_t(i) < n->inputs.size() ? n->inputs[size_t(i)] : nullptr);
@@ -84,7 +87,9 @@ int64_t fuse_optimizer_updates(ir::Graph& g) {
   std::vector<Group> groups;
   for (ir::Node* n : nodes) {
     const MultiTensorLayout* layout = find_multi_tensor_layout(ir::op_name(n->op));
-    if (!layout || !all_f32(*n) || int(n->inputs.size()) != layout->inputs ||
+    // Every operand present or absent, the trailing apply perhaps left out.
+    if (!layout || !all_f32(*n, layout->apply_input()) ||
+        (int(n->inputs.size()) != layout->inputs && int(n->inputs.size()) != layout->apply_input()) ||
         int(n->outputs.size()) != layout->outputs ||
         num_elements(n->inputs[0]->type.shape) > kMaxMergedElements)
       continue;

@@ -137,7 +137,8 @@ using G = ${G};
 
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
     const DlcTensorEntry* __restrict__ table, int num_tensors, long long num_chunks,
-    const float* __restrict__ lr, const float* __restrict__ step) {
+    const float* __restrict__ lr, const float* __restrict__ step, const bool* __restrict__ apply) {
+  if (apply && !*apply) return;  // a step that does not apply: the states stay as they are
   const DlcScalars s = dlc_scalars(lr, step);
   for (long long chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     const DlcTensorEntry t = table[dlc_find_tensor(table, num_tensors, chunk)];
@@ -197,7 +198,8 @@ KernelSource assemble(const std::string& kind, DType dtype, DType grad_dtype, co
                                    {"G", std::string(cuda_type(grad_dtype))},
                                    {"NAME", name}});
   // Grid 0: multi_tensor_grid(num_chunks), at launch.
-  ks.entries.push_back({name, launch_1d(0, 256), {"table", "num_tensors", "num_chunks", "lr", "step"}});
+  ks.entries.push_back(
+      {name, launch_1d(0, 256), {"table", "num_tensors", "num_chunks", "lr", "step", "apply"}});
   return ks;
 }
 

@@ -6,13 +6,14 @@
 // are compile-time constants; the learning rate and the step count are read from device memory, so a schedule
 // needs no recompilation.
 //
-// Entry: (table, num_tensors, num_chunks, lr, step)
+// Entry: (table, num_tensors, num_chunks, lr, step, apply)
 //   table        device array of MultiTensorEntry; ptr = {param, grad, velocity, -} for SGD
 //                (velocity may be null without momentum), {param, grad, m, v} for Adam,
 //                {param, grad, square_avg, grad_avg} for centered RMSprop, {param, grad,
 //                square_avg, momentum_buffer} otherwise (the last null without momentum)
 //   num_tensors  int, by value;  num_chunks  long long, by value (assign_chunks)
 //   lr, step     const float* (one element each; step counts from 1; unused by SGD)
+//   apply        const bool* (one element, or null): false leaves every table entry as it is
 // Launch grid: min(num_chunks, 2^20) blocks (multi_tensor_grid), set at launch: the entry's
 // grid is 0 because the emitter does not see the table.
 #pragma once

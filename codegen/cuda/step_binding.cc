@@ -521,12 +521,16 @@ StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int te
   });
   const int64_t chunks = assign_chunks(entries);
   for (LaunchConfig& l : b.launches) l.grid[0] = multi_tensor_grid(chunks);
-  // The scalar operands: lr, and Adam's step (the other kernels do not read theirs).
+  // The scalar operands: lr, Adam's step (the other kernels do not read theirs) and apply.
   std::vector<int> scalars;
-  for (int i = 0; i < layout.inputs; ++i)
+  for (int i = 0; i < layout.apply_input(); ++i)
     if (layout.is_scalar(i)) scalars.push_back(input_of(0, i));
   b.args["lr"] = input_operand(scalars.at(0));
   b.args["step"] = scalars.size() > 1 ? input_operand(scalars[1]) : OperandRef{};
+  const int apply = input_of(0, layout.apply_input());
+  if (s.has_input(apply) && s.input(apply) != TensorType{DType::Bool, {}})
+    s.fail("apply must be a bool scalar");
+  b.args["apply"] = s.has_input(apply) ? input_operand(apply) : OperandRef{};
   for (int k = 0; k < tensors; ++k) optimizer_row(s, layout, k, input_of, b);
   return b;
 }

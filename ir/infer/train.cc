@@ -20,6 +20,11 @@ void scalar_f32(const InferContext& ctx, int i, const char* what) {
   if (ctx.input(i) != TensorType{DType::F32, {}})
     ctx.fail("{} must be an f32 scalar, got {}", what, ctx.input(i).str());
 }
+// An update's optional apply operand (input i): a bool scalar.
+void optional_apply(const InferContext& ctx, int i) {
+  if (ctx.has_input(i) && ctx.input(i) != TensorType{DType::Bool, {}})
+    ctx.fail("apply must be a bool scalar, got {}", ctx.input(i).str());
+}
 }  // namespace
 
 void infer_ReluGrad(InferContext& ctx) {
@@ -67,6 +72,7 @@ void infer_SgdUpdate(InferContext& ctx) {
   check_grad(ctx);
   same_type(ctx, 0, 2, "param and velocity");
   scalar_f32(ctx, 3, "lr");
+  optional_apply(ctx, 4);
   ctx.outputs[0] = ctx.outputs[1] = ctx.input(0);
 }
 
@@ -76,6 +82,7 @@ void infer_AdamUpdate(InferContext& ctx) {
   same_type(ctx, 0, 3, "param and v");
   scalar_f32(ctx, 4, "lr");
   scalar_f32(ctx, 5, "step");
+  optional_apply(ctx, 6);
   ctx.outputs[0] = ctx.outputs[1] = ctx.outputs[2] = ctx.input(0);
 }
 
@@ -92,6 +99,7 @@ void infer_RmspropUpdate(InferContext& ctx) {
              ctx.attrs().f("momentum", 0));
   if (centered) same_type(ctx, 0, 4, "param and grad_avg");
   if (momentum) same_type(ctx, 0, 5, "param and momentum_buffer");
+  optional_apply(ctx, 6);
   for (TensorType& out : ctx.outputs) out = ctx.input(0);
 }
 

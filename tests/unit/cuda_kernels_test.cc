@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "codegen/cuda/activation_programs.h"
 #include "codegen/cuda/arg_extremum_emitter.h"
@@ -720,11 +721,11 @@ DeviceTable upload_table(std::vector<MultiTensorEntry> entries) {
 }
 
 // Uploads each tensor's parts (param, grad, states…, at most 4) as one multi-tensor table, runs
-// `ks` over it with the scalars lr and step, and returns the device copies of the parts, tensor
-// by tensor in order.
+// `ks` over it with the scalars lr and step (and apply, when given), and returns the device
+// copies of the parts, tensor by tensor in order.
 std::vector<DeviceBuffer> run_multi_tensor(const KernelSource& ks,
                                            const std::vector<std::vector<const Tensor*>>& tensors, float lr,
-                                           float step) {
+                                           float step, std::optional<bool> apply = std::nullopt) {
   std::vector<DeviceBuffer> buffers;
   std::vector<MultiTensorEntry> entries;
   for (const std::vector<const Tensor*>& parts : tensors) {
@@ -738,13 +739,15 @@ std::vector<DeviceBuffer> run_multi_tensor(const KernelSource& ks,
   }
   const DeviceTable table = upload_table(entries);
   DeviceBuffer d_lr = DeviceBuffer::from(std::vector<float>{lr}),
-               d_step = DeviceBuffer::from(std::vector<float>{step});
+               d_step = DeviceBuffer::from(std::vector<float>{step}),
+               d_apply = DeviceBuffer::from(std::vector<uint8_t>{uint8_t(apply.value_or(true))});
   run_kernels(ks,
               {{"table", ptr(table.table)},
                {"num_tensors", table.num_tensors},
                {"num_chunks", table.num_chunks},
                {"lr", ptr(d_lr)},
-               {"step", ptr(d_step)}},
+               {"step", ptr(d_step)},
+               {"apply", apply ? ptr(d_apply) : static_cast<void*>(nullptr)}},
               multi_tensor_grid(table.num_chunks));
   return buffers;
 }
@@ -774,6 +777,20 @@ TEST_P(CudaKernels, SgdMultiTensor) {
                  ks.name + " param " + std::to_string(k));
     expect_close(download(buffers[3 * k + 2], v.type), v_out, dtype(),
                  ks.name + " velocity " + std::to_string(k));
+  }
+}
+
+// apply = false: the kernel leaves every parameter and state as it was (a skipped step).
+TEST_P(CudaKernels, AdamMultiTensorThatDoesNotApplyKeepsTheStates) {
+  const KernelSource ks = emit_adam_update(AdamSpec{dtype(), dtype(), 0.9, 0.999, 1e-8, 0.0, false});
+  const Tensor p = random({kSizes[1]}, 51), g = random({kSizes[1]}, 61),
+               m = make(DType::F32, {kSizes[1]}, random_values(kSizes[1], 71, -0.1, 0.1)),
+               v = make(DType::F32, {kSizes[1]}, random_values(kSizes[1], 81, 0.0, 0.01));
+  for (bool apply : {false, true}) {
+    const std::vector<DeviceBuffer> buffers = run_multi_tensor(ks, {{&p, &g, &m, &v}}, 1e-2f, 1.0f, apply);
+    EXPECT_EQ(download(buffers[0], p.type) == p, !apply) << "param, apply " << apply;
+    EXPECT_EQ(download(buffers[2], m.type) == m, !apply) << "m, apply " << apply;
+    EXPECT_EQ(download(buffers[3], v.type) == v, !apply) << "v, apply " << apply;
   }
 }
 

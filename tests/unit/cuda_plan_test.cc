@@ -21,6 +21,7 @@
 #include "codegen/cuda/step_binding.h"
 #include "codegen/lower.h"
 #include "dlc/error.h"
+#include "dlc/multi_tensor_update.h"
 #include "ir/graph.h"
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
@@ -117,10 +118,13 @@ TEST_P(CudaPlanModels, EveryStepBoundAndKernelsStoredOnce) {
     EXPECT_NE(step.kernel(), "AdamUpdate") << step.name() << " was not merged";
     if (step.kernel() != "MultiTensorUpdate") continue;
     ++merged_steps;
+    // lr, step, apply (absent without a gate), then param, grad, m, v per tensor.
+    const MultiTensorLayout& adam = *find_multi_tensor_layout("AdamUpdate");
+    const int tensors = adam.tensors(step.inputs_size(), step.outputs_size());
     std::vector<codegen::cuda::MultiTensorEntry> entries;
-    for (int k = 0; 2 + 4 * k < step.inputs_size(); ++k) {  // lr, step, then param, grad, m, v
+    for (int k = 0; k < tensors; ++k) {
       codegen::cuda::MultiTensorEntry e;
-      e.n = num_elements(plan::buffer_type(p.stages(0).buffers(step.inputs(2 + 4 * k))).shape);
+      e.n = num_elements(plan::buffer_type(p.stages(0).buffers(step.inputs(adam.merged_input(k, 0)))).shape);
       entries.push_back(e);
     }
     EXPECT_GT(entries.size(), 1u);
@@ -128,30 +132,37 @@ TEST_P(CudaPlanModels, EveryStepBoundAndKernelsStoredOnce) {
     EXPECT_EQ(step.cuda().launches(0).grid(0),
               codegen::cuda::multi_tensor_grid(codegen::cuda::assign_chunks(entries)));
     // Tensor k's row points at its results param', m', v' (first copied from param, m, v) and at
-    // its gradient; lr and step are the shared scalars.
+    // its gradient; lr, step and apply are the shared scalars.
     ASSERT_EQ(size_t(step.cuda().table_size()), entries.size());
     ASSERT_EQ(size_t(step.cuda().copies_size()), 3 * entries.size());
     for (int k = 0; k < int(entries.size()); ++k) {
       const plan::CudaTableRow& row = step.cuda().table(k);
       const std::vector<std::pair<plan::CudaOperand::Kind, int>> want = {
-          {plan::CudaOperand::OUTPUT, 3 * k},
-          {plan::CudaOperand::INPUT, 3 + 4 * k},
-          {plan::CudaOperand::OUTPUT, 3 * k + 1},
-          {plan::CudaOperand::OUTPUT, 3 * k + 2}};
+          {plan::CudaOperand::OUTPUT, adam.merged_output(k, 0)},
+          {plan::CudaOperand::INPUT, adam.merged_input(k, 1)},
+          {plan::CudaOperand::OUTPUT, adam.merged_output(k, 1)},
+          {plan::CudaOperand::OUTPUT, adam.merged_output(k, 2)}};
       for (int slot = 0; slot < 4; ++slot) {
         EXPECT_EQ(row.slots(slot).kind(), want[size_t(slot)].first) << "tensor " << k << " slot " << slot;
         EXPECT_EQ(row.slots(slot).index(), want[size_t(slot)].second) << "tensor " << k << " slot " << slot;
       }
       for (int j = 0; j < 3; ++j) {
         const plan::CudaCopy& c = step.cuda().copies(3 * k + j);
-        EXPECT_EQ(c.input(), 2 + 4 * k + (j == 0 ? 0 : j + 1));
-        EXPECT_EQ(c.output(), 3 * k + j);
+        EXPECT_EQ(c.input(), adam.merged_input(k, j == 0 ? 0 : j + 1));
+        EXPECT_EQ(c.output(), adam.merged_output(k, j));
       }
     }
     std::map<std::string, int> input_of_arg;
     for (const plan::CudaArg& a : step.cuda().args()) input_of_arg[a.param()] = a.operand().index();
     EXPECT_EQ(input_of_arg.at("lr"), 0);
     EXPECT_EQ(input_of_arg.at("step"), 1);
+    // fp16's update gate (loss scaling) is the apply operand; the other precisions have none.
+    const int apply = adam.merged_input(0, adam.apply_input());
+    const bool gated = step.inputs(apply) >= 0;
+    EXPECT_EQ(gated, GetParam().precision == "fp16");
+    if (gated) {
+      EXPECT_EQ(input_of_arg.at("apply"), apply);
+    }
   }
   EXPECT_EQ(merged_steps, 1);
   EXPECT_GT(stats.library_calls, 0) << "MatMul / Conv are library calls";

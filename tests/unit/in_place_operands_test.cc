@@ -29,10 +29,11 @@ TEST(InPlaceOperands, BatchNormUpdatesItsRunningStatisticsInTrainingOnly) {
 }
 
 TEST(InPlaceOperands, MultiTensorUpdateMapsEachTensorsPairs) {
-  // Adam merged over two tensors: lr, step, then (p, grad, m, v) per tensor; (p', m', v') each.
+  // Adam merged over two tensors: lr, step, apply, then (p, grad, m, v) per tensor; (p', m', v')
+  // each.
   Attrs adam;
   adam.set("update", std::string("AdamUpdate"));
-  EXPECT_EQ(pairs("MultiTensorUpdate", adam, 6), (std::vector<int>{2, 4, 5, 6, 8, 9}));
+  EXPECT_EQ(pairs("MultiTensorUpdate", adam, 6), (std::vector<int>{3, 5, 6, 7, 9, 10}));
   Attrs unknown;
   unknown.set("update", std::string("Relu"));
   EXPECT_EQ(in_place_operand("MultiTensorUpdate", unknown, 0), -1);

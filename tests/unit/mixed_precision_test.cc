@@ -641,5 +641,36 @@ TEST(LossScaling, NonFiniteLossSkipsTheStep) {
   EXPECT_EQ(read_scalar(*s, passes::kLossScaleSkippedSteps), 1.f);
 }
 
+// The update gate (loss scaling's all-finite check, and "apply" with --accumulate) is each
+// update's apply operand: no Where between an update and the state it writes (SkippedStep and
+// the accumulation tests check that the states then stay as they are).
+TEST(LossScaling, UpdatesTakeTheGateAsTheirApplyOperand) {
+  for (const auto& [kind, micro] : std::vector<std::pair<std::string, int64_t>>{{"adam", 1}, {"sgd", 2}}) {
+    auto g = std::make_unique<ir::Graph>();
+    ir::Value* x = g->add_input("x", TensorType{DType::F32, {2, 3}});
+    ir::Value* w = g->add_parameter("w", test::random_normal({3, 4}, 5));
+    g->add_output(g->add_node(ir::OpKind::MatMul, {x, w}, {}, {"y"})->outputs[0]);
+    passes::Loss({"mse", "", "label"}).run(*g);
+    passes::MixedPrecision(DType::F16).run(*g);
+    passes::Autodiff().run(*g);
+    passes::OptimizerOptions options;
+    options.kind = kind;
+    options.accumulate = micro;
+    passes::Optimizer(options).run(*g);
+    ir::verify(*g);
+    int updates = 0;
+    for (const ir::Node* n : g->nodes()) {
+      if (n->op != ir::OpKind::AdamUpdate && n->op != ir::OpKind::SgdUpdate) continue;
+      ++updates;
+      const ir::Value* apply = n->inputs.back();
+      ASSERT_NE(apply, nullptr) << kind;
+      EXPECT_EQ(apply->type, (TensorType{DType::Bool, {}})) << kind;
+      for (const ir::Value* out : n->outputs)
+        for (const ir::Node* reader : g->users(out)) EXPECT_NE(reader->op, ir::OpKind::Where) << kind;
+    }
+    EXPECT_EQ(updates, 1) << kind;
+  }
+}
+
 }  // namespace
 }  // namespace dlc

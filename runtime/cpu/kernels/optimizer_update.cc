@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dlc/in_place_operands.h"
 #include "dlc/multi_tensor_update.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
@@ -23,7 +24,7 @@ namespace {
 // One tensor's operands and results, indexed as in its single-tensor op (null: absent, or a
 // scalar operand), and its element count.
 struct UpdateTensors {
-  const float* in[6] = {};
+  const float* in[7] = {};
   float* out[4] = {};
   int64_t n = 0;
 };
@@ -183,6 +184,25 @@ void update_tensors(const KernelContext& ctx, float lr, float step,
   });
 }
 
+// Whether the update applies: no apply operand (at input `index`), or a true one.
+bool applies(const KernelContext& ctx, size_t index) {
+  if (index >= ctx.inputs.size() || !ctx.inputs[index].data) return true;
+  const TensorView& apply = ctx.inputs[index];
+  if (apply.dtype != DType::Bool || apply.numel() != 1) ctx.fail("apply must be a bool scalar");
+  return *apply.as<uint8_t>() != 0;
+}
+
+// A step that does not apply: each result is the operand it updates (dlc/in_place_operands.h),
+// already so where they share a buffer.
+void keep_states(const KernelContext& ctx, const MultiTensorLayout& layout,
+                 const std::vector<UpdateTensors>& list) {
+  for (const UpdateTensors& t : list)
+    for (int j = 0; j < layout.outputs; ++j) {
+      const float* in = t.in[in_place_operand(layout.update, ctx.attrs, j)];
+      if (t.out[j] && in && t.out[j] != in) std::copy(in, in + t.n, t.out[j]);
+    }
+}
+
 // The updates of a step with `tensors` tensors whose operand i and result j of tensor k are the
 // step's operand input_of(k, i) and result output_of(k, j) (the layout's indices).
 template <typename InputOf, typename OutputOf>
@@ -197,7 +217,7 @@ void run_updates(KernelContext& ctx, const MultiTensorLayout& layout, int tensor
   };
   float scalars[2] = {0.f, 0.f};  // lr, step
   for (int i = 0, s = 0; i < layout.inputs; ++i)
-    if (layout.is_scalar(i)) {
+    if (layout.is_scalar(i) && i != layout.apply_input()) {
       const TensorView* v = operand(0, i);
       if (!v || v->numel() != 1) ctx.fail("operand {} must be an f32 scalar", input_of(0, i));
       scalars[s++] = *v->as<float>();
@@ -213,6 +233,10 @@ void run_updates(KernelContext& ctx, const MultiTensorLayout& layout, int tensor
     }
     if (!t.in[0] || !t.in[1]) ctx.fail("tensor {}: param and grad are required", k);
     t.n = num_elements(ctx.inputs[size_t(input_of(k, 0))].dims);
+  }
+  if (!applies(ctx, size_t(input_of(0, layout.apply_input())))) {
+    keep_states(ctx, layout, list);
+    return;
   }
   if (layout.update == "SgdUpdate")
     update_tensors<SgdElementUpdate>(ctx, scalars[0], scalars[1], list);

@@ -14,9 +14,9 @@ namespace dlc {
 
 /// The operand of `op` (an op name as in plans and the IR) whose bytes result `output` updates
 /// in place, or -1 when it has none:
-///   SgdUpdate(p, grad, velocity, lr) -> p', velocity'                       0->0, 1->2
-///   AdamUpdate(p, grad, m, v, lr, step) -> p', m', v'                       0->0, 1->2, 2->3
-///   RmspropUpdate(p, grad, sq, lr, grad_avg, buf) -> p', sq', grad_avg', buf' 0->0, 1->2, 2->4, 3->5
+///   SgdUpdate(p, grad, velocity, lr, apply?) -> p', velocity'                0->0, 1->2
+///   AdamUpdate(p, grad, m, v, lr, step, apply?) -> p', m', v'                0->0, 1->2, 2->3
+///   RmspropUpdate(p, grad, sq, lr, grad_avg, buf, apply?) -> p', sq', …      0->0, 1->2, 2->4, 3->5
 ///   BatchNormalization(x, scale, bias, mean, var) -> y, mean', var'         1->3, 2->4 in training mode
 ///   MultiTensorUpdate: each tensor's pairs of its single update, at the merged positions.
 int in_place_operand(std::string_view op, const Attrs& attrs, int output);

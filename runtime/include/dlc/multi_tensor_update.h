@@ -23,6 +23,8 @@ struct MultiTensorLayout {
   int outputs = 0;           // its results
 
   bool is_scalar(int i) const { return (scalar_mask >> i) & 1u; }
+  /// The single op's apply operand (its last).
+  int apply_input() const { return inputs - 1; }
   int num_scalars() const {
     int s = 0;
     for (int i = 0; i < inputs; ++i) s += is_scalar(i);
@@ -51,14 +53,15 @@ struct MultiTensorLayout {
 
 /// The layout of merged `update` ops, or null when `update` is no single-tensor optimizer op.
 inline const MultiTensorLayout* find_multi_tensor_layout(std::string_view update) {
-  // SgdUpdate(param, grad, velocity, lr) -> param', velocity'
-  // AdamUpdate(param, grad, m, v, lr, step) -> param', m', v'
-  // RmspropUpdate(param, grad, square_avg, lr, grad_avg?, momentum_buffer?) -> param', square_avg',
-  //   grad_avg'?, momentum_buffer'?
+  // SgdUpdate(param, grad, velocity, lr, apply?) -> param', velocity'
+  // AdamUpdate(param, grad, m, v, lr, step, apply?) -> param', m', v'
+  // RmspropUpdate(param, grad, square_avg, lr, grad_avg?, momentum_buffer?, apply?) -> param',
+  //   square_avg', grad_avg'?, momentum_buffer'?
+  // apply, a shared scalar, is the last operand (absent: a null operand of the merged node).
   static constexpr MultiTensorLayout kLayouts[] = {
-      {"SgdUpdate", 4, 1u << 3, 2},
-      {"AdamUpdate", 6, (1u << 4) | (1u << 5), 3},
-      {"RmspropUpdate", 6, 1u << 3, 4},
+      {"SgdUpdate", 5, (1u << 3) | (1u << 4), 2},
+      {"AdamUpdate", 7, (1u << 4) | (1u << 5) | (1u << 6), 3},
+      {"RmspropUpdate", 7, (1u << 3) | (1u << 6), 4},
   };
   for (const MultiTensorLayout& l : kLayouts)
     if (l.update == update) return &l;

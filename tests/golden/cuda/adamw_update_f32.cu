@@ -81,7 +81,8 @@ using G = float;
 
 extern "C" __global__ void __launch_bounds__(256) dlc_adamw_update_f32_a3b8c723(
     const DlcTensorEntry* __restrict__ table, int num_tensors, long long num_chunks,
-    const float* __restrict__ lr, const float* __restrict__ step) {
+    const float* __restrict__ lr, const float* __restrict__ step, const bool* __restrict__ apply) {
+  if (apply && !*apply) return;  // a step that does not apply: the states stay as they are
   const DlcScalars s = dlc_scalars(lr, step);
   for (long long chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     const DlcTensorEntry t = table[dlc_find_tensor(table, num_tensors, chunk)];
