@@ -22,8 +22,6 @@ struct AttentionShape {
   int64_t scores() const { return groups * rows * keys; }
   /// The keys row `row` reads, [0, keys_of(row, causal)): all, or those up to the row's own.
   int64_t keys_of(int64_t row, bool causal) const { return causal ? std::min(keys, row + 1) : keys; }
-  /// The elements between row i and row i + 1 of one group of an operand `width` wide.
-  int64_t row_stride(int64_t width) const { return seq_major ? heads * width : width; }
   /// Where row i of group g starts in an operand of `count` rows (rows or keys) `width` wide.
   int64_t offset(int64_t g, int64_t i, int64_t count, int64_t width) const {
     return seq_major ? ((g / heads * count + i) * heads + g % heads) * width : (g * count + i) * width;
