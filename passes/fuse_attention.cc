@@ -97,11 +97,17 @@ std::pair<ir::Value*, double> scaled(const ir::Node& scaling) {
   return {nullptr, 1.0};
 }
 
-// The permutation swapping the last two of `rank` axes.
-std::vector<int64_t> swap_last_two(size_t rank) {
+// The identity permutation of `rank` axes.
+std::vector<int64_t> identity_axes(size_t rank) {
   std::vector<int64_t> perm(rank);
   std::iota(perm.begin(), perm.end(), int64_t(0));
-  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+// The permutation of `rank` axes that swaps axes a and b.
+std::vector<int64_t> swapped_axes(size_t rank, size_t a, size_t b) {
+  std::vector<int64_t> perm = identity_axes(rank);
+  std::swap(perm[a], perm[b]);
   return perm;
 }
 
@@ -200,11 +206,7 @@ class Fuser {
  private:
   // The permutation swapping axes rank - 3 and rank - 2 (heads and sequence), or none below rank 3.
   static std::vector<int64_t> heads_swap(size_t rank) {
-    if (rank < 3) return {};
-    std::vector<int64_t> perm(rank);
-    std::iota(perm.begin(), perm.end(), int64_t(0));
-    std::swap(perm[rank - 3], perm[rank - 2]);
-    return perm;
+    return rank < 3 ? std::vector<int64_t>{} : swapped_axes(rank, rank - 3, rank - 2);
   }
 
   // x's source if x is a Transpose swapping heads and sequence, else null.
@@ -227,14 +229,12 @@ class Fuser {
         return {t->inputs[0], inner};
       }
     }
-    return {k_t, swap_last_two(rank)};
+    return {k_t, swapped_axes(rank, rank - 2, rank - 1)};
   }
 
   // Transpose(source, perm), or source for the identity; named after `name`.
   ir::Value* transposed(ir::Value* source, const std::vector<int64_t>& perm, const std::string& name) {
-    std::vector<int64_t> identity(perm.size());
-    std::iota(identity.begin(), identity.end(), int64_t(0));
-    if (perm == identity) return source;
+    if (perm == identity_axes(perm.size())) return source;
     Attrs a;
     a.set("perm", perm);
     return g_
