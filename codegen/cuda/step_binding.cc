@@ -12,6 +12,7 @@
 #include "codegen/cuda/arg_extremum_emitter.h"
 #include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
+#include "codegen/cuda/copy_specs.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
 #include "codegen/cuda/elementwise_emitter.h"
@@ -547,64 +548,18 @@ StepBinding multi_tensor_update(const StepView& s) {
   return optimizer(s, *layout, tensors, [&](int k, int i) { return layout->merged_input(k, i); });
 }
 
-// Slice, Pad and Concat: copies of affinely mapped input elements (copy_emitter.h).
-CopySource identity_source(const TensorType& t) {
-  return {t.shape, std::vector<int64_t>(t.shape.size(), 0), std::vector<int64_t>(t.shape.size(), 1), {}};
-}
-
-StepBinding slice(const StepView& s) {
-  const TensorType in = s.input(0), out = s.output(0);
-  CopySpec spec{in.dtype, out.shape, {identity_source(in)}};
-  const std::vector<int64_t> starts = s.attrs.ints("starts"), axes = s.attrs.ints("axes");
-  const std::vector<int64_t> steps = s.attrs.ints("steps", std::vector<int64_t>(starts.size(), 1));
-  if (axes.size() != starts.size() || steps.size() != starts.size())
-    s.fail("starts, axes and steps differ in length");
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t axis = normalized_axis(s, axes[k], int64_t(in.shape.size()));
-    spec.sources[0].start[size_t(axis)] = starts[k];
-    spec.sources[0].step[size_t(axis)] = steps[k];
-  }
-  return emitted(s, [&] { return emit_copy(spec); });
-}
-
-StepBinding pad(const StepView& s) {
-  const TensorType in = s.input(0), out = s.output(0);
-  CopySpec spec{
-      in.dtype, out.shape, {identity_source(in)}, s.attrs.s("mode", "constant"), s.attrs.f("value", 0)};
-  const std::vector<int64_t> pads = s.attrs.ints("pads");
-  if (pads.size() != 2 * in.shape.size()) s.fail("pads must have 2 x rank entries");
-  for (size_t d = 0; d < in.shape.size(); ++d) spec.sources[0].start[d] = -pads[d];
-  return emitted(s, [&] { return emit_copy(spec); });
-}
-
-StepBinding concat(const StepView& s) {
-  const TensorType out = s.output(0);
-  const size_t axis = size_t(normalized_axis(s, s.attrs.i("axis"), int64_t(out.shape.size())));
-  CopySpec spec{out.dtype, out.shape, {}};
-  int64_t offset = 0;
+// The data-movement ops: copies of affinely mapped input elements (copy_specs.h).
+StepBinding copy(const StepView& s) {
+  std::vector<TensorType> ins, outs;
   for (int i = 0; i < s.num_inputs(); ++i) {
     if (!s.has_input(i)) s.fail(fmt::format("input {} is absent", i));
-    CopySource src = identity_source(s.input(i));
-    src.start[axis] = -offset;
-    offset += src.dims[axis];
-    spec.sources.push_back(std::move(src));
+    ins.push_back(s.input(i));
   }
-  return emitted(s, [&] { return emit_copy(spec); });
-}
-
-// Transpose: output axis i is input axis perm[i] (default: reversed), a permuting copy.
-StepBinding transpose(const StepView& s) {
-  const TensorType in = s.input(0), out = s.output(0);
-  const int64_t rank = int64_t(in.shape.size());
-  std::vector<int64_t> perm = s.attrs.ints("perm", {});
-  if (perm.empty())
-    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
-  if (int64_t(perm.size()) != rank) s.fail("perm does not have the input's rank");
-  CopySpec spec{in.dtype, out.shape, {identity_source(in)}};
-  spec.sources[0].out_axis.assign(size_t(rank), 0);
-  for (int64_t i = 0; i < rank; ++i)
-    spec.sources[0].out_axis[size_t(normalized_axis(s, perm[size_t(i)], rank))] = i;
-  return emitted(s, [&] { return emit_copy(spec); });
+  for (int i = 0; i < s.num_outputs(); ++i) {
+    if (!s.has_output(i)) s.fail(fmt::format("output {} is absent", i));
+    outs.push_back(s.output(i));
+  }
+  return emitted(s, [&] { return emit_copy_op(s.op(), s.attrs, ins, outs); });
 }
 
 // Training-mode Dropout on the CPU kernel's Philox stream.
@@ -741,9 +696,12 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"FusedElementwise", fused_elementwise},
       {"FusedReduce", fused_reduce},
       {"Expand", expand},
-      {"Slice", slice},
-      {"Pad", pad},
-      {"Concat", concat},
+      {"Slice", copy},
+      {"SliceGrad", copy},
+      {"Pad", copy},
+      {"Concat", copy},
+      {"Split", copy},
+      {"Tile", copy},
       {"Dropout", dropout},
       {"ReduceSum", [](const StepView& s) { return reduce(s, ReduceOp::Sum); }},
       {"ReduceMean", [](const StepView& s) { return reduce(s, ReduceOp::Mean); }},
@@ -793,7 +751,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
                                                                  : "cudnn.batch_norm_forward_inference");
        }},
       {"BatchNormGrad", [](const StepView& s) { return batch_norm(s, "cudnn.batch_norm_backward"); }},
-      {"Transpose", transpose},
+      {"Transpose", copy},
       {"Reshape", reshape},
       {"Identity", reshape},
   };

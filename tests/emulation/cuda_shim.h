@@ -4,8 +4,8 @@
 // lane (lane 0 stores it), with the element order of the CUDA documentation; atomicAdd takes a
 // lock. Blocks run one at a
 // time on a shared-memory buffer filled with 0xff (NaN) bytes; bytes past the launch's dynamic
-// shared memory must stay so. Covers what the attention kernels use (codegen/cuda/
-// attention_emitter.h); not timing, not memory ordering beyond the barriers, not the real
+// shared memory must stay so. Covers what the attention and copy kernels use (codegen/cuda/
+// attention_emitter.h, copy_emitter.h); not timing, not memory ordering beyond the barriers, not the real
 // fragment layouts.
 #pragma once
 
@@ -35,7 +35,7 @@
 #define __shared__
 
 inline thread_local uint3 threadIdx, blockIdx;
-inline dim3 blockDim;
+inline dim3 blockDim, gridDim;
 
 namespace dlc::emulation {
 
@@ -55,6 +55,7 @@ inline void launch(unsigned grid, unsigned threads, unsigned char* shared, size_
                    const std::function<void()>& kernel) {
   if (used > kSharedBytes) throw std::runtime_error("a launch wants more shared memory than a block has");
   blockDim = dim3(threads, 1, 1);
+  gridDim = dim3(grid, 1, 1);
   for (unsigned b = 0; b < grid; ++b) {
     std::memset(shared, 0xff, kSharedBytes);
     block.all = std::make_unique<std::barrier<>>(threads);

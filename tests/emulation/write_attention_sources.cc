@@ -9,12 +9,10 @@
 
 #include "codegen/cuda/attention_emitter.h"
 #include "tests/emulation/attention_specs.h"
+#include "tests/emulation/emulated_source.h"
 
 namespace dlc::emulation {
 namespace {
-
-using codegen::cuda::KernelEntry;
-using codegen::cuda::KernelSource;
 
 // Where each kernel parameter lives in the launcher's argument array (AttentionBuffers' order).
 int slot(const std::string& param) {
@@ -24,21 +22,10 @@ int slot(const std::string& param) {
   throw std::runtime_error("no slot for kernel parameter " + param);
 }
 
-// `ks` in namespace `ns` and `ns`::run(void** args), launching its entries in order.
-std::string emulated(const KernelSource& ks, const std::string& ns) {
-  std::string s = "namespace " + ns + " {\nalignas(128) unsigned char dlc_smem[kSharedBytes];\n" + ks.source;
-  s += "\nvoid run(void** a) {\n";
-  for (const KernelEntry& e : ks.entries) {
-    s += "  launch(" + std::to_string(e.launch.grid[0]) + ", " + std::to_string(e.launch.block[0]) +
-         ", dlc_smem, " + std::to_string(e.launch.shared_bytes) + ", [&] { " + e.name + "(";
-    for (size_t i = 0; i < e.params.size(); ++i) {
-      const std::string& p = e.params[i];
-      s += (i ? ", " : "") + std::string("static_cast<") + (p == "lse" || p == "workspace" ? "float" : "T") +
-           "*>(a[" + std::to_string(slot(p)) + "])";
-    }
-    s += "); });\n";
-  }
-  return s + "}\n}  // namespace " + ns + "\n";
+// The launcher's argument for kernel parameter `param`.
+std::string argument(const std::string& param) {
+  const char* type = param == "lse" || param == "workspace" ? "float" : "T";
+  return std::string("static_cast<") + type + "*>(a[" + std::to_string(slot(param)) + "])";
 }
 
 }  // namespace
@@ -56,8 +43,8 @@ int main(int argc, char** argv) {
       << "namespace dlc::emulation {\n";
   for (size_t i = 0; i < std::size(kAttentionSpecs); ++i) {
     const std::string tag = "spec" + std::to_string(i);
-    out << emulated(dlc::codegen::cuda::emit_attention_forward(kAttentionSpecs[i]), tag + "_fwd")
-        << emulated(dlc::codegen::cuda::emit_attention_backward(kAttentionSpecs[i]), tag + "_bwd")
+    out << emulated(dlc::codegen::cuda::emit_attention_forward(kAttentionSpecs[i]), tag + "_fwd", argument)
+        << emulated(dlc::codegen::cuda::emit_attention_backward(kAttentionSpecs[i]), tag + "_bwd", argument)
         << "const bool " << tag << "_registered = register_attention(" << i << ", " << tag << "_fwd::run, "
         << tag << "_bwd::run);\n";
   }

@@ -399,10 +399,40 @@ TEST(CudaEmitters, CopyKernels) {
   EXPECT_NE(transpose.source.find("out0[i] = in0[o1 * 15 + o2 * 5 + o0];"), std::string::npos)
       << transpose.source;
   EXPECT_NE(transpose.name,
-            emit_copy(CopySpec{DType::F32, {5, 2, 3}, {{{5, 2, 3}, {0, 0, 0}, {1, 1, 1}, {}}}}).name);
+            emit_copy(CopySpec{DType::F32, {5, 2, 3}, {{{5, 2, 3}, {0, 0, 0}, {1, 1, 1}, {}, {}}}}).name);
   bad = test::transpose_case(DType::F32);
   bad.sources[0].out_axis = {0, 0, 1};
   EXPECT_THROW(emit_copy(bad), Error);  // no permutation
+}
+
+// Tile wraps its coordinates; SliceGrad reads dy where the divisors divide, filling zeros
+// elsewhere; Split's copies share one source, one kernel and output each.
+TEST(CudaEmitters, TileSliceGradAndSplitCopies) {
+  const KernelSource tile = emit_copy(test::tile_case(DType::F32));
+  EXPECT_NE(tile.source.find("const Index c1 = (o1) % 3;"), std::string::npos) << tile.source;
+  EXPECT_EQ(tile.source.find("if ("), std::string::npos) << tile.source;
+  const KernelSource grad = emit_copy(test::slice_grad_case(DType::F16));
+  EXPECT_NE(grad.source.find("const Index c1 = (-1 * o1 + 8) / 2;"), std::string::npos) << grad.source;
+  EXPECT_NE(grad.source.find("(o0 - 1) >= 0 && (o0 - 1) % 2 == 0 && (-1 * o1 + 8) >= 0"), std::string::npos)
+      << grad.source;
+  EXPECT_NE(grad.source.find("out0[i] = dlc_from_float<T>(0.0f);"), std::string::npos) << grad.source;
+  const KernelSource split = emit_copies(test::split_cases(DType::BF16));
+  ASSERT_EQ(split.entries.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(split.entries[k].name, split.name.substr(0, split.name.size() - 3) + "_" + std::to_string(k));
+    EXPECT_EQ(split.entries[k].params, (std::vector<std::string>{"in0", "out" + std::to_string(k)}));
+  }
+  EXPECT_NE(split.source.find("out2[i] = in0[o0 * 36 + c1 * 4 + o2];"), std::string::npos) << split.source;
+  CopySpec bad = test::slice_grad_case(DType::F32);
+  bad.sources[0].divisor[0] = 0;
+  EXPECT_THROW(emit_copy(bad), Error);
+  bad.sources[0].divisor[0] = 2;
+  bad.mode = "wrap";
+  EXPECT_THROW(emit_copy(bad), Error);  // wrap reads every coordinate: no divisors
+  std::vector<CopySpec> mixed = test::split_cases(DType::F32);
+  mixed[1].dtype = DType::F16;
+  EXPECT_THROW(emit_copies(mixed), Error);
+  EXPECT_THROW(emit_copies({}), Error);
 }
 
 TEST(CudaMultiTensor, AssignsChunks) {

@@ -154,25 +154,39 @@ inline ExprProgram activations_program(DType t) {
 }
 
 /// Slice [6, 10, 9] -> [3, 4, 9]: axis 0 from 1 by 2, axis 1 from 8 by -2 (in range: no checks).
-inline CopySpec slice_case(DType t) { return {t, {3, 4, 9}, {{{6, 10, 9}, {1, 8, 0}, {2, -2, 1}, {}}}}; }
+inline CopySpec slice_case(DType t) { return {t, {3, 4, 9}, {{{6, 10, 9}, {1, 8, 0}, {2, -2, 1}, {}, {}}}}; }
 /// Pad [4, 5] by 1 before and 2 after on both axes; in constant mode axis 0 crops 1 in front
 /// instead (pads -1, 2).
 inline CopySpec pad_case(DType t, const std::string& mode) {
   const bool crop = mode == "constant";
-  return {t, {crop ? 5 : 7, 8}, {{{4, 5}, {crop ? 1 : -1, -1}, {1, 1}, {}}}, mode, -1.5};
+  return {t, {crop ? 5 : 7, 8}, {{{4, 5}, {crop ? 1 : -1, -1}, {1, 1}, {}, {}}}, mode, -1.5};
 }
 /// Transpose of [2, 3, 5] by perm {2, 0, 1} -> [5, 2, 3]: input axis d follows output axis
 /// {1, 2, 0}[d].
 inline CopySpec transpose_case(DType t) {
-  return {t, {5, 2, 3}, {{{2, 3, 5}, {0, 0, 0}, {1, 1, 1}, {1, 2, 0}}}};
+  return {t, {5, 2, 3}, {{{2, 3, 5}, {0, 0, 0}, {1, 1, 1}, {1, 2, 0}, {}}}};
 }
 /// Concat of [2, 3, 4], [2, 1, 4], [2, 5, 4] on axis 1.
 inline CopySpec concat_case(DType t) {
   return {t,
           {2, 9, 4},
-          {{{2, 3, 4}, {0, 0, 0}, {1, 1, 1}, {}},
-           {{2, 1, 4}, {0, -3, 0}, {1, 1, 1}, {}},
-           {{2, 5, 4}, {0, -4, 0}, {1, 1, 1}, {}}}};
+          {{{2, 3, 4}, {0, 0, 0}, {1, 1, 1}, {}, {}},
+           {{2, 1, 4}, {0, -3, 0}, {1, 1, 1}, {}, {}},
+           {{2, 5, 4}, {0, -4, 0}, {1, 1, 1}, {}, {}}}};
+}
+
+/// Tile of [2, 3] to [4, 9]: coordinates wrap around.
+inline CopySpec tile_case(DType t) { return {t, {4, 9}, {{{2, 3}, {0, 0}, {1, 1}, {}, {}}}, "wrap", 0}; }
+/// SliceGrad of slice_case: dy [3, 4, 9] read where (x0 - 1) / 2 and (8 - x1) / 2 are whole and in range.
+inline CopySpec slice_grad_case(DType t) {
+  return {t, {6, 10, 9}, {{{3, 4, 9}, {-1, 8, 0}, {1, -1, 1}, {}, {2, 2, 1}}}, "constant", 0};
+}
+/// Split of [2, 9, 4] on axis 1 into 3, 1 and 5.
+inline std::vector<CopySpec> split_cases(DType t) {
+  std::vector<CopySpec> specs;
+  for (const auto& [start, extent] : {std::pair{0, 3}, {3, 1}, {4, 5}})
+    specs.push_back({t, {2, extent, 4}, {{{2, 9, 4}, {0, start, 0}, {1, 1, 1}, {}, {}}}, "constant", 0});
+  return specs;
 }
 
 /// One source per emitter variant for storage dtype `t`.
@@ -247,6 +261,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   for (const char* mode : {"constant", "edge", "reflect"}) v.push_back(emit_copy(pad_case(t, mode)));
   v.push_back(emit_copy(concat_case(t)));
   v.push_back(emit_copy(transpose_case(t)));
+  v.push_back(emit_copy(tile_case(t)));
+  v.push_back(emit_copy(slice_grad_case(t)));
+  v.push_back(emit_copies(split_cases(t)));
   v.push_back(emit_dropout({t, 1003, 0.25, 42, true, DType::I64}));  // mask and offset, a partial block
   v.push_back(emit_dropout({t, 64, 0.5, 7, false, std::nullopt}));
   return v;

@@ -14,6 +14,7 @@
 #include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/broadcast_layout.h"
 #include "codegen/cuda/multi_tensor.h"
+#include "tests/emulation/copy_cases.h"
 #include "tests/unit/cuda_kernel_cases.h"
 #include "tests/unit/cuda_test_util.h"
 
@@ -667,6 +668,39 @@ TEST_P(CudaKernels, CopySlicePadConcatTranspose) {
   Attrs transpose;
   transpose.set("perm", std::vector<int64_t>{2, 0, 1});
   check(transpose_case(dtype()), "Transpose", transpose);
+}
+
+// Tile, SliceGrad, Split and the other copies as the op table binds them from their attributes
+// (tests/emulation/copy_cases.h, each case's own dtype; run once, under f32), byte for byte
+// against the CPU kernels: what dlc_emulated_cuda_tests checks on the host, here on the device.
+TEST_P(CudaKernels, CopyOpsFromTheirAttributes) {
+  if (dtype() != DType::F32) GTEST_SKIP() << "the cases carry their own dtypes";
+  for (const emulation::CopyCase& c : emulation::copy_cases()) {
+    std::vector<Tensor> ins, want;
+    std::vector<DeviceBuffer> buffers;
+    Args args;
+    for (size_t k = 0; k < c.ins.size(); ++k) {
+      // Random bytes (a copy moves bytes, so any will do; Tensor's == compares bytes, NaN or not).
+      Tensor t(TensorType{c.dtype, c.ins[k]});
+      const std::vector<double> v = random_values(int64_t(t.bytes.size()), 140 + uint32_t(k), 0, 256);
+      for (size_t i = 0; i < v.size(); ++i) t.bytes[i] = uint8_t(v[i]);
+      ins.push_back(std::move(t));
+      buffers.push_back(upload(ins.back()));
+      args["in" + std::to_string(k)] = ptr(buffers.back());
+    }
+    for (size_t k = 0; k < c.outs.size(); ++k) {
+      want.emplace_back(TensorType{c.dtype, c.outs[k]});
+      buffers.emplace_back(want.back().bytes.size());
+      args["out" + std::to_string(k)] = ptr(buffers.back());
+    }
+    run_kernels(emulation::copy_kernels(c), args);
+    std::vector<Tensor*> in_ptrs, want_ptrs;
+    for (Tensor& t : ins) in_ptrs.push_back(&t);
+    for (Tensor& t : want) want_ptrs.push_back(&t);
+    run_cpu(c.op, c.attrs, in_ptrs, want_ptrs);
+    for (size_t k = 0; k < c.outs.size(); ++k)
+      EXPECT_EQ(download(buffers[ins.size() + k], want[k].type), want[k]) << c.name << " output " << k;
+  }
 }
 
 // ---- dropout
