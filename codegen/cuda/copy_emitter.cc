@@ -30,13 +30,6 @@ ${COORDS}${SOURCES}${FALLBACK}  }
 }
 )";
 
-// The fill value as a T, for the storage type `t`.
-std::string fill_expr(DType t, double v) {
-  if (is_storage_float(t)) return fmt::format("dlc_from_float<T>({})", float_literal(v));
-  if (t == DType::Bool) return v != 0 ? "T(1)" : "T(0)";
-  return fmt::format("T({}LL)", int64_t(v));
-}
-
 // The output axis that input axis d of `src` follows.
 size_t out_axis(const CopySource& src, size_t d) {
   return src.out_axis.empty() ? d : size_t(src.out_axis[d]);
@@ -131,15 +124,7 @@ std::string copy_kernel(const CopySpec& spec, const std::string& name, const std
   int64_t largest = numel;
   for (const CopySource& s : spec.sources) largest = std::max(largest, num_elements(s.dims));
 
-  std::string coords = rank ? "    Index rest = i;\n" : "";
-  for (size_t d = rank; d-- > 0;) {
-    if (d == 0) {
-      coords += "    const Index o0 = rest;\n";
-    } else {
-      coords += fmt::format("    const Index o{} = rest % {};\n", d, spec.out[d]);
-      coords += fmt::format("    rest /= {};\n", spec.out[d]);
-    }
-  }
+  const std::string coords = coordinate_decls(spec.out);
   std::string sources;
   std::vector<std::string> params;
   for (size_t k = 0; k < spec.sources.size(); ++k) {
@@ -174,7 +159,7 @@ std::string copy_kernel(const CopySpec& spec, const std::string& name, const std
   }
   const bool all_covered = sources.find("if (") == std::string::npos;
   const std::string fallback =
-      all_covered ? "" : fmt::format("    {}[i] = {};\n", out, fill_expr(spec.dtype, spec.fill));
+      all_covered ? "" : fmt::format("    {}[i] = {};\n", out, storage_value(spec.dtype, spec.fill));
 
   std::vector<std::string> declared;
   for (const std::string& p : params) declared.push_back(fmt::format("const {}* __restrict__ {}", type, p));

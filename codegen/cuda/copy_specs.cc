@@ -126,6 +126,13 @@ std::vector<CopySpec> split_copies(const Attrs& attrs, const TensorType& in,
   return specs;
 }
 
+GatherElementsSpec gather_elements_spec(const Attrs& attrs, const TensorType& data, const TensorType& indices,
+                                        const TensorType& out) {
+  if (indices.shape != out.shape) throw Error("the output does not have the indices' shape");
+  const size_t axis = normalized_axis(attrs.i("axis", 0), data.shape.size());
+  return {data.dtype, indices.dtype, data.shape, out.shape, int64_t(axis)};
+}
+
 KernelSource emit_copy_op(const std::string& op, const Attrs& attrs, const std::vector<TensorType>& ins,
                           const std::vector<TensorType>& outs) {
   if (ins.empty() || outs.empty()) throw Error(fmt::format("{}: an operand is missing", op));
@@ -136,6 +143,10 @@ KernelSource emit_copy_op(const std::string& op, const Attrs& attrs, const std::
   if (op == "Pad") return emit_copy(pad_copy(attrs, ins[0], outs[0]));
   if (op == "Tile") return emit_copy(tile_copy(ins[0], outs[0]));
   if (op == "Transpose") return emit_copy(transpose_copy(attrs, ins[0], outs[0]));
+  if (op == "GatherElements") {
+    if (ins.size() < 2) throw Error("GatherElements: the indices are missing");
+    return emit_gather_elements(gather_elements_spec(attrs, ins[0], ins[1], outs[0]));
+  }
   throw Error(fmt::format("{} is no data-movement op", op));
 }
 

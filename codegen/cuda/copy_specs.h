@@ -1,12 +1,14 @@
 // The copies (copy_emitter.h) of the data-movement ops, from their attributes and operand types:
-// Slice, Pad, Concat, Transpose, Tile, SliceGrad and Split. The CUDA op table binds these ops
-// with them; the emulation tests run them against the CPU kernels of the same attributes.
+// Slice, Pad, Concat, Transpose, Tile, SliceGrad and Split, and GatherElements, whose copy reads
+// at an index tensor's entries (gather_elements_emitter.h). The CUDA op table binds these ops with
+// them; the emulation tests run them against the CPU kernels of the same attributes.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "codegen/cuda/copy_emitter.h"
+#include "codegen/cuda/gather_elements_emitter.h"
 #include "dlc/attributes.h"
 #include "dlc/tensor.h"
 
@@ -23,6 +25,9 @@ CopySpec slice_grad_copy(const Attrs& attrs, const TensorType& dy, const TensorT
 /// One copy per output of Split, for emit_copies.
 std::vector<CopySpec> split_copies(const Attrs& attrs, const TensorType& in,
                                    const std::vector<TensorType>& outs);
+
+GatherElementsSpec gather_elements_spec(const Attrs& attrs, const TensorType& data, const TensorType& indices,
+                                        const TensorType& out);
 
 /// The kernels of data-movement op `op` (any of the above, by its op name) on operands of these
 /// types. Throws dlc::Error for another op, or as the functions above do.

@@ -80,6 +80,28 @@ int64_t grid_for(int64_t work, int64_t per_block) {
   return std::clamp<int64_t>(blocks, 1, int64_t(1) << 20);
 }
 
+std::string coordinate_decls(const Shape& dims, int64_t skipped_axis) {
+  const int64_t rank = int64_t(dims.size());
+  const int64_t first = skipped_axis == 0 ? 1 : 0;  // the first axis declared; rest is divided down to it
+  if (first >= rank) return "";
+  std::string decls = "    Index rest = i;\n";
+  for (int64_t d = rank - 1; d >= first; --d) {
+    if (d == 0) {
+      decls += "    const Index o0 = rest;\n";
+      continue;
+    }
+    if (d != skipped_axis) decls += fmt::format("    const Index o{} = rest % {};\n", d, dims[size_t(d)]);
+    if (d > first) decls += fmt::format("    rest /= {};\n", dims[size_t(d)]);
+  }
+  return decls;
+}
+
+std::string storage_value(DType t, double v) {
+  if (is_storage_float(t)) return fmt::format("dlc_from_float<T>({})", float_literal(v));
+  if (t == DType::Bool) return v != 0 ? "T(1)" : "T(0)";
+  return fmt::format("T({}LL)", int64_t(v));
+}
+
 std::string dims_tag(const Shape& dims) {
   if (dims.empty()) return "scalar";
   return fmt::format("{}", fmt::join(dims, "x"));

@@ -37,6 +37,15 @@ std::string_view index_type(int64_t max_index);
 /// loop grid-stride over the rest).
 int64_t grid_for(int64_t work, int64_t per_block);
 
+/// Statements declaring `const Index o<d>` for each axis d of `dims` but `skipped_axis`: the
+/// coordinates of the row-major flat index `i` (through a local `Index rest`), indented four
+/// spaces. Empty for rank 0.
+std::string coordinate_decls(const Shape& dims, int64_t skipped_axis = -1);
+
+/// `v` as an expression of type T for storage type `t` (a float through dlc_from_float, a bool as
+/// T(0) or T(1), an integer truncated).
+std::string storage_value(DType t, double v);
+
 /// "4096x1000": dims joined for kernel names.
 std::string dims_tag(const Shape& dims);
 /// The kernel name "dlc_KIND_DTYPE_DETAIL" (DETAIL omitted when empty).

@@ -548,7 +548,7 @@ StepBinding multi_tensor_update(const StepView& s) {
   return optimizer(s, *layout, tensors, [&](int k, int i) { return layout->merged_input(k, i); });
 }
 
-// The data-movement ops: copies of affinely mapped input elements (copy_specs.h).
+// The data-movement ops: copies of (mostly affinely) mapped input elements (copy_specs.h).
 StepBinding copy(const StepView& s) {
   std::vector<TensorType> ins, outs;
   for (int i = 0; i < s.num_inputs(); ++i) {
@@ -732,6 +732,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
                          {"dscores", output_operand(0)}});
        }},
       {"Gather", [](const StepView& s) { return embedding(s, false); }},
+      {"GatherElements", copy},
       {"GatherGrad", [](const StepView& s) { return embedding(s, true); }},
       {"SgdUpdate", [](const StepView& s) { return single_update(s, "SgdUpdate"); }},
       {"AdamUpdate", [](const StepView& s) { return single_update(s, "AdamUpdate"); }},

@@ -1,7 +1,11 @@
-// The data-movement ops whose CUDA copies (codegen/cuda/copy_specs.h) run emulated: each case an
-// op with its attributes and operand shapes, bound the way the CUDA op table binds it.
+// The data-movement ops whose CUDA copies (codegen/cuda/copy_specs.h) run emulated and on a GPU:
+// each case an op with its attributes and operand shapes, bound the way the CUDA op table binds
+// it, and random input bytes for it (valid indices for GatherElements).
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,7 +20,13 @@ struct CopyCase {
   DType dtype;
   std::vector<Shape> ins, outs;
   Attrs attrs;
+  DType index_dtype = DType::I64;  // GatherElements' indices (input 1)
 };
+
+/// The dtype of input k of `c`.
+inline DType input_dtype(const CopyCase& c, size_t k) {
+  return c.op == "GatherElements" && k == 1 ? c.index_dtype : c.dtype;
+}
 
 inline std::vector<CopyCase> copy_cases() {
   std::vector<CopyCase> cases;
@@ -45,6 +55,11 @@ inline std::vector<CopyCase> copy_cases() {
   add("transpose", "Transpose", DType::F32, {{2, 3, 5}}, {{5, 2, 3}}, {{"perm", {2, 0, 1}}});
   add("pad_reflect", "Pad", DType::BF16, {{4, 5}}, {{7, 9}}, {{"pads", {1, 2, 2, 2}}});
   cases.back().attrs.set("mode", std::string("reflect"));
+  add("gather_elements", "GatherElements", DType::F32, {{3, 5, 4}, {3, 2, 4}}, {{3, 2, 4}}, {{"axis", {1}}});
+  add("gather_elements_rows_i32", "GatherElements", DType::BF16, {{4, 3}, {6, 2}}, {{6, 2}}, {{"axis", {0}}});
+  cases.back().index_dtype = DType::I32;
+  add("gather_elements_last_axis", "GatherElements", DType::F16, {{2, 3, 7}, {2, 3, 3}}, {{2, 3, 3}},
+      {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
   for (CopyCase& c : cases)
     if (c.attrs.has("axis")) c.attrs.set("axis", c.attrs.ints("axis").at(0));
@@ -54,9 +69,33 @@ inline std::vector<CopyCase> copy_cases() {
 /// The kernels of `c`, as the CUDA op table emits them.
 inline codegen::cuda::KernelSource copy_kernels(const CopyCase& c) {
   std::vector<TensorType> ins, outs;
-  for (const Shape& s : c.ins) ins.push_back({c.dtype, s});
+  for (size_t k = 0; k < c.ins.size(); ++k) ins.push_back({input_dtype(c, k), c.ins[k]});
   for (const Shape& s : c.outs) outs.push_back({c.dtype, s});
   return codegen::cuda::emit_copy_op(c.op, c.attrs, ins, outs);
+}
+
+/// Random bytes for input k of `c`; for GatherElements' indices, random indices in [-n, n) for the
+/// data's extent n on the axis (the CPU kernel rejects others).
+inline std::vector<uint8_t> input_bytes(const CopyCase& c, size_t k, std::mt19937& rng) {
+  const DType t = input_dtype(c, k);
+  std::vector<uint8_t> bytes(size_t(num_elements(c.ins[k])) * dtype_size(t));
+  if (c.op != "GatherElements" || k != 1) {
+    for (uint8_t& b : bytes) b = uint8_t(rng());
+    return bytes;
+  }
+  const int64_t rank = int64_t(c.ins[0].size()), axis = c.attrs.i("axis", 0);
+  const int64_t n = c.ins[0][size_t(axis < 0 ? axis + rank : axis)];
+  std::uniform_int_distribution<int64_t> index(-n, n - 1);
+  for (size_t i = 0; i < bytes.size() / dtype_size(t); ++i) {
+    const int64_t v = index(rng);
+    if (t == DType::I32) {
+      const int32_t v32 = int32_t(v);
+      std::memcpy(bytes.data() + i * 4, &v32, 4);
+    } else {
+      std::memcpy(bytes.data() + i * 8, &v, 8);
+    }
+  }
+  return bytes;
 }
 
 }  // namespace dlc::emulation

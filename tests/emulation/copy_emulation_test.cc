@@ -1,7 +1,7 @@
 // The emitted CUDA copy kernels of the data-movement ops (codegen/cuda/copy_specs.h), run emulated
 // on the host (cuda_shim.h), against the CPU kernels of the same op and attributes, byte for byte:
-// Tile, SliceGrad (unit, strided and reversed steps), Split, and the Slice, Concat, Transpose and
-// Pad that share their spec code. The results start as 0xab bytes, so an element the kernels
+// Tile, SliceGrad (unit, strided and reversed steps), Split, GatherElements, and the Slice, Concat,
+// Transpose and Pad that share their spec code. The results start as 0xab bytes, so an element the kernels
 // leave unwritten fails.
 #include <gtest/gtest.h>
 
@@ -17,12 +17,6 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-Bytes random_bytes(size_t n, std::mt19937& rng) {
-  Bytes b(n);
-  for (uint8_t& x : b) x = uint8_t(rng());
-  return b;
-}
-
 class EmulatedCopy : public testing::TestWithParam<int> {};
 
 TEST_P(EmulatedCopy, MatchesTheCpuKernel) {
@@ -34,7 +28,7 @@ TEST_P(EmulatedCopy, MatchesTheCpuKernel) {
   void* slots[2 * kCopyOutputSlot] = {};
   std::vector<cpu::TensorView> in_views, out_views;
   for (size_t k = 0; k < c.ins.size(); ++k) {
-    ins.push_back(random_bytes(size_t(num_elements(c.ins[k])) * element, rng));
+    ins.push_back(input_bytes(c, k, rng));
     slots[k] = ins.back().data();
   }
   got.reserve(c.outs.size());
@@ -46,7 +40,7 @@ TEST_P(EmulatedCopy, MatchesTheCpuKernel) {
     slots[size_t(kCopyOutputSlot) + k] = got.back().data();
     out_views.push_back({c.dtype, c.outs[k], want.back().data()});
   }
-  for (size_t k = 0; k < c.ins.size(); ++k) in_views.push_back({c.dtype, c.ins[k], ins[k].data()});
+  for (size_t k = 0; k < c.ins.size(); ++k) in_views.push_back({input_dtype(c, k), c.ins[k], ins[k].data()});
   copy_launchers().at(GetParam())(slots);
   cpu::KernelContext ctx{c.attrs, in_views, out_views, nullptr, "reference", c.op};
   cpu::find_kernel(c.op)(ctx);

@@ -23,12 +23,13 @@ int main(int argc, char** argv) {
       << "namespace dlc::emulation {\n";
   const std::vector<CopyCase> cases = copy_cases();
   for (size_t i = 0; i < cases.size(); ++i) {
-    const std::string type(dlc::codegen::cuda::cuda_type(cases[i].dtype));
     // Launcher slots: the inputs from 0, the outputs from kCopyOutputSlot.
     auto argument = [&](const std::string& param) {
       const bool input = param.rfind("in", 0) == 0;
-      const int slot = std::stoi(param.substr(input ? 2 : 3)) + (input ? 0 : kCopyOutputSlot);
-      return "static_cast<" + type + "*>(a[" + std::to_string(slot) + "])";
+      const int k = std::stoi(param.substr(input ? 2 : 3));
+      const std::string type(
+          dlc::codegen::cuda::cuda_type(input ? input_dtype(cases[i], size_t(k)) : cases[i].dtype));
+      return "static_cast<" + type + "*>(a[" + std::to_string(k + (input ? 0 : kCopyOutputSlot)) + "])";
     };
     const std::string tag = "copy" + std::to_string(i);
     out << emulated(copy_kernels(cases[i]), tag, argument) << "const bool " << tag

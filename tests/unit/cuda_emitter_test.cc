@@ -435,6 +435,25 @@ TEST(CudaEmitters, TileSliceGradAndSplitCopies) {
   EXPECT_THROW(emit_copies({}), Error);
 }
 
+// GatherElements reads the data at the index on the axis (negative ones wrapped, others zero) and
+// at the output's coordinates elsewhere.
+TEST(CudaEmitters, GatherElements) {
+  const KernelSource ks = emit_gather_elements({DType::F16, DType::I32, {3, 5, 4}, {3, 2, 4}, 1});
+  EXPECT_NE(ks.source.find("using I = int;"), std::string::npos) << ks.source;
+  EXPECT_NE(ks.source.find("if (j < 0) j += kAxisDim;"), std::string::npos) << ks.source;
+  EXPECT_NE(ks.source.find("out0[i] = j >= 0 && j < kAxisDim ? in0[o0 * 20 + Index(j) * 4 + o2] : "
+                           "dlc_from_float<T>(0.0f);"),
+            std::string::npos)
+      << ks.source;
+  ASSERT_EQ(ks.entries.size(), 1u);
+  EXPECT_EQ(ks.entries[0].params, (std::vector<std::string>{"in0", "in1", "out0"}));
+  EXPECT_THROW(emit_gather_elements({DType::F32, DType::F32, {3, 5}, {3, 2}, 1}), Error);     // float indices
+  EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {3, 2, 1}, 1}), Error);  // rank
+  EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {4, 2}, 1}),
+               Error);  // 4 > 3 off the axis
+  EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {3, 2}, 2}), Error);  // axis
+}
+
 TEST(CudaMultiTensor, AssignsChunks) {
   std::vector<MultiTensorEntry> entries(3);
   entries[0].n = kMultiTensorChunk;

@@ -14,6 +14,7 @@
 #include "codegen/cuda/dropout_emitter.h"
 #include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
+#include "codegen/cuda/gather_elements_emitter.h"
 #include "codegen/cuda/layer_norm_emitter.h"
 #include "codegen/cuda/optimizer_emitter.h"
 #include "codegen/cuda/reduce_emitter.h"
@@ -264,6 +265,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_copy(tile_case(t)));
   v.push_back(emit_copy(slice_grad_case(t)));
   v.push_back(emit_copies(split_cases(t)));
+  v.push_back(emit_gather_elements({t, DType::I64, {3, 5, 4}, {3, 2, 4}, 1}));
+  v.push_back(emit_gather_elements({t, DType::I32, {4, 3}, {6, 2}, 0}));
+  v.push_back(emit_gather_elements({t, DType::I64, {7}, {3}, 0}));   // rank 1: no coordinates
   v.push_back(emit_dropout({t, 1003, 0.25, 42, true, DType::I64}));  // mask and offset, a partial block
   v.push_back(emit_dropout({t, 64, 0.5, 7, false, std::nullopt}));
   return v;

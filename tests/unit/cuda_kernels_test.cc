@@ -670,8 +670,8 @@ TEST_P(CudaKernels, CopySlicePadConcatTranspose) {
   check(transpose_case(dtype()), "Transpose", transpose);
 }
 
-// Tile, SliceGrad, Split and the other copies as the op table binds them from their attributes
-// (tests/emulation/copy_cases.h, each case's own dtype; run once, under f32), byte for byte
+// Tile, SliceGrad, Split, GatherElements and the other copies as the op table binds them from their
+// attributes (tests/emulation/copy_cases.h, each case's own dtype; run once, under f32), byte for byte
 // against the CPU kernels: what dlc_emulated_cuda_tests checks on the host, here on the device.
 TEST_P(CudaKernels, CopyOpsFromTheirAttributes) {
   if (dtype() != DType::F32) GTEST_SKIP() << "the cases carry their own dtypes";
@@ -679,11 +679,11 @@ TEST_P(CudaKernels, CopyOpsFromTheirAttributes) {
     std::vector<Tensor> ins, want;
     std::vector<DeviceBuffer> buffers;
     Args args;
+    std::mt19937 rng(140);
     for (size_t k = 0; k < c.ins.size(); ++k) {
       // Random bytes (a copy moves bytes, so any will do; Tensor's == compares bytes, NaN or not).
-      Tensor t(TensorType{c.dtype, c.ins[k]});
-      const std::vector<double> v = random_values(int64_t(t.bytes.size()), 140 + uint32_t(k), 0, 256);
-      for (size_t i = 0; i < v.size(); ++i) t.bytes[i] = uint8_t(v[i]);
+      Tensor t(TensorType{emulation::input_dtype(c, k), c.ins[k]});
+      t.bytes = emulation::input_bytes(c, k, rng);
       ins.push_back(std::move(t));
       buffers.push_back(upload(ins.back()));
       args["in" + std::to_string(k)] = ptr(buffers.back());
