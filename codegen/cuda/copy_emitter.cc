@@ -1,10 +1,11 @@
-// Slice, Pad, Concat, Transpose, Tile, SliceGrad and Split kernels: each output element copies an
+// Slice, Pad, Concat, Transpose, Tile, SliceGrad, Split and Trilu kernels: each output element copies an
 // affinely mapped input element (copy_emitter.h).
 #include "codegen/cuda/copy_emitter.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "codegen/cuda/device_prelude.h"
 #include "codegen/cuda/emit_util.h"
@@ -83,6 +84,8 @@ void check(const CopySpec& spec) {
   if (spec.mode != "constant" && spec.mode != "edge" && spec.mode != "reflect" && spec.mode != "wrap")
     throw Error(fmt::format("CUDA copy: unknown mode '{}'", spec.mode));
   if (spec.sources.empty()) throw Error("CUDA copy: no source");
+  if (spec.band != 0 && (spec.out.size() < 2 || spec.mode != "constant" || std::abs(spec.band) != 1))
+    throw Error(fmt::format("CUDA copy: band {} needs rank 2 or more and constant mode", spec.band));
   for (const CopySource& s : spec.sources) {
     if (s.dims.size() != spec.out.size() || s.start.size() != spec.out.size() ||
         s.step.size() != spec.out.size() || (!s.divisor.empty() && s.divisor.size() != spec.out.size()))
@@ -111,6 +114,7 @@ std::string description(const CopySpec& spec) {
     if (!s.out_axis.empty()) d += fmt::format("axes {};", fmt::join(s.out_axis, ","));
     if (!s.divisor.empty()) d += fmt::format("divisors {};", fmt::join(s.divisor, ","));
   }
+  if (spec.band != 0) d += fmt::format("band {} {};", spec.band, spec.band_k);
   return d + fmt::format("{}:{}:{}", shape_str(spec.out), spec.mode, double_literal(spec.fill));
 }
 
@@ -131,6 +135,9 @@ std::string copy_kernel(const CopySpec& spec, const std::string& name, const std
     const CopySource& s = spec.sources[k];
     params.push_back(fmt::format("in{}", k));
     std::vector<std::string> checks, terms;
+    if (spec.band != 0)
+      checks.push_back(
+          fmt::format("o{} - o{} {} {}", rank - 1, rank - 2, spec.band > 0 ? ">=" : "<=", spec.band_k));
     std::string body = fmt::format("    {{  // source {}: [{}]\n", k, fmt::join(s.dims, ", "));
     int64_t pitch = 1;
     for (size_t d = rank; d-- > 0;) {

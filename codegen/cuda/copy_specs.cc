@@ -109,6 +109,15 @@ CopySpec tile_copy(const TensorType& in, const TensorType& out) {
   return {in.dtype, out.shape, {identity_source(in)}, in.numel() == 0 ? "constant" : "wrap", 0};
 }
 
+// Upper keeps col - row >= k, lower col - row <= k (the CPU kernel's bounds).
+CopySpec trilu_copy(const Attrs& attrs, const TensorType& in, const TensorType& out) {
+  if (in.shape.size() < 2) throw Error("Trilu needs rank 2 or more");
+  CopySpec spec{in.dtype, out.shape, {identity_source(in)}, "constant", 0};
+  spec.band = attrs.i("upper", 1) != 0 ? 1 : -1;
+  spec.band_k = attrs.i("k", 0);
+  return spec;
+}
+
 // Output k is the slice of the input at the sum of the earlier outputs' extents on the axis.
 std::vector<CopySpec> split_copies(const Attrs& attrs, const TensorType& in,
                                    const std::vector<TensorType>& outs) {
@@ -143,6 +152,7 @@ KernelSource emit_copy_op(const std::string& op, const Attrs& attrs, const std::
   if (op == "Pad") return emit_copy(pad_copy(attrs, ins[0], outs[0]));
   if (op == "Tile") return emit_copy(tile_copy(ins[0], outs[0]));
   if (op == "Transpose") return emit_copy(transpose_copy(attrs, ins[0], outs[0]));
+  if (op == "Trilu") return emit_copy(trilu_copy(attrs, ins[0], outs[0]));
   if (op == "GatherElements") {
     if (ins.size() < 2) throw Error("GatherElements: the indices are missing");
     return emit_gather_elements(gather_elements_spec(attrs, ins[0], ins[1], outs[0]));

@@ -1,5 +1,5 @@
 // The copies (copy_emitter.h) of the data-movement ops, from their attributes and operand types:
-// Slice, Pad, Concat, Transpose, Tile, SliceGrad and Split, and GatherElements, whose copy reads
+// Slice, Pad, Concat, Transpose, Tile, SliceGrad, Split and Trilu, and GatherElements, whose copy reads
 // at an index tensor's entries (gather_elements_emitter.h). The CUDA op table binds these ops with
 // them; the emulation tests run them against the CPU kernels of the same attributes.
 #pragma once
@@ -22,6 +22,8 @@ CopySpec transpose_copy(const Attrs& attrs, const TensorType& in, const TensorTy
 CopySpec tile_copy(const TensorType& in, const TensorType& out);
 /// dx of SliceGrad(dy): dy read where (x - start) / step is a whole number in range, zeros elsewhere.
 CopySpec slice_grad_copy(const Attrs& attrs, const TensorType& dy, const TensorType& dx);
+/// Trilu (attributes upper, k): the input inside the band, zeros outside.
+CopySpec trilu_copy(const Attrs& attrs, const TensorType& in, const TensorType& out);
 /// One copy per output of Split, for emit_copies.
 std::vector<CopySpec> split_copies(const Attrs& attrs, const TensorType& in,
                                    const std::vector<TensorType>& outs);

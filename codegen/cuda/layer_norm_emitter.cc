@@ -45,8 +45,9 @@ extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
     float mean, inv_std;
     dlc_row_statistics(xr, scratch, mean, inv_std);
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) {
-      const float b = kHasBias ? dlc_to_float(bias[c]) : 0.0f;
-      yr[c] = dlc_from_float<Y>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[c]) + b);
+      const Index p = ${PARAM_INDEX};
+      const float b = kHasBias ? dlc_to_float(bias[p]) : 0.0f;
+      yr[c] = dlc_from_float<Y>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[p]) + b);
     }
     if (dlc_row_lane() == 0) {
       if (mean_out) mean_out[row] = mean;
@@ -157,6 +158,9 @@ void check(const LayerNormSpec& spec) {
   require_storage_float(y_dtype(spec), "CUDA layer norm (y)");
   if (spec.rows < 1 || spec.cols < 1)
     throw Error(fmt::format("CUDA layer norm: empty view [{}, {}]", spec.rows, spec.cols));
+  if (spec.channels < 0 || (spec.channels > 0 && spec.rows % spec.channels != 0))
+    throw Error(fmt::format("CUDA instance norm: {} rows are no whole number of {} channels", spec.rows,
+                            spec.channels));
 }
 
 // The start of the forward and backward sources: a comment line naming the kernel, the device
@@ -174,10 +178,12 @@ std::string source_start(const LayerNormSpec& spec, const std::string& kind, con
                             {"EPSILON", float_literal(spec.epsilon)}});
 }
 
-// The kernel name: the op, the types (x's, then y's where it differs) and the view.
+// The kernel name: the op, the types (x's, then y's where it differs) and the view (and the
+// channels of an instance norm).
 std::string layer_norm_kernel_name(const char* op, const LayerNormSpec& spec) {
   const DType y = y_dtype(spec);
-  const std::string tag = dims_tag({spec.rows, spec.cols});
+  const std::string tag = dims_tag({spec.rows, spec.cols}) +
+                          (spec.channels > 0 ? fmt::format("_c{}", spec.channels) : std::string());
   return kernel_name(op, spec.dtype, y == spec.dtype ? tag : fmt::format("{}_y{}", tag, dtype_name(y)));
 }
 
@@ -187,10 +193,12 @@ KernelSource emit_layer_norm_forward(const LayerNormSpec& spec) {
   check(spec);
   const RowLayout layout{spec.rows, spec.cols, 1};
   const RowMapping m = row_mapping(layout);
-  const std::string name = layer_norm_kernel_name("layer_norm_fwd", spec);
+  const bool instance = spec.channels > 0;
+  const std::string name = layer_norm_kernel_name(instance ? "instance_norm_fwd" : "layer_norm_fwd", spec);
   KernelSource ks = KernelSource::named("layer_norm_fwd", name);
   ks.source = source_start(spec, ks.kind, name, layout, m) +
               fill(kForward, {{"HAS_BIAS", spec.has_bias ? "true" : "false"},
+                              {"PARAM_INDEX", instance ? fmt::format("row % {}", spec.channels) : "c"},
                               {"BLOCK", fmt::format("{}", m.block)},
                               {"NAME", name}});
   ks.entries.push_back({name, launch_1d(m.grid, m.block), {"x", "scale", "bias", "y", "mean", "inv_std"}});

@@ -1,7 +1,10 @@
 // Layer normalization over the trailing `cols` elements of each of `rows` rows, forward and
 // backward (the IR's LayerNormalization and LayerNormGrad); statistics in f32, scale and bias in
 // the storage type, mean and inverse standard deviation as f32; y (and so dy) in the storage type
-// or, for mixed precision's half layer norm of an f32 x, in y_dtype.
+// or, for mixed precision's half layer norm of an f32 x, in y_dtype. InstanceNormalization of
+// [N, C, D…] is the forward on rows of [N · C, D…] with a scale and bias per row's channel
+// (`channels` = C; row r is channel r mod C), as the CPU kernel's and the gradient rule's
+// statistics (passes/grad/norm.cc).
 //
 // Entries:
 //   forward  [fwd](x, scale, bias, y, mean, inv_std)    bias may be null without has_bias; mean
@@ -27,6 +30,7 @@ struct LayerNormSpec {
   double epsilon = 1e-5;
   bool has_bias = true;          // forward only
   std::optional<DType> y_dtype;  // y's (forward) or dy's (backward) type where not dtype
+  int64_t channels = 0;          // forward only: > 0 scales and biases row r by element r mod channels
 };
 
 KernelSource emit_layer_norm_forward(const LayerNormSpec& spec);

@@ -14,6 +14,7 @@
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/copy_specs.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
+#include "codegen/cuda/cumsum_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
 #include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
@@ -279,6 +280,10 @@ StepBinding arg_extremum(const StepView& s, bool max) {
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
+StepBinding cumsum(const StepView& s) {
+  return emitted(s, [&] { return emit_cumsum(cumsum_spec(s.attrs, s.input(0))); });
+}
+
 // Fails the step unless its first `count` outputs, which its kernels all write (`what`), are present.
 void require_outputs(const StepView& s, int count, std::string_view what) {
   for (int i = 0; i < count; ++i)
@@ -377,6 +382,29 @@ StepBinding layer_norm(const StepView& s) {
                   {"y", output_operand(0)},
                   {"mean", output_operand(1)},
                   {"inv_std", output_operand(2)}});
+}
+
+// InstanceNormalization of [N, C, D…]: the layer-norm forward on [N · C, D…] rows, scale and
+// bias per channel.
+StepBinding instance_norm(const StepView& s) {
+  const TensorType x = s.input(0);
+  if (x.shape.size() < 3) s.fail("expects [N, C, D...], rank 3 or more");
+  LayerNormSpec spec;
+  spec.dtype = x.dtype;
+  spec.channels = x.shape[1];
+  spec.rows = x.shape[0] * x.shape[1];
+  spec.cols = spec.rows ? x.numel() / spec.rows : 0;
+  spec.epsilon = s.attrs.f("epsilon", 1e-5);
+  for (int i = 1; i <= 2; ++i)
+    if (!s.has_input(i) || s.input(i).numel() != spec.channels)
+      s.fail(fmt::format("input {} does not have one element per channel ({})", i, spec.channels));
+  return emitted(s, [&] { return emit_layer_norm_forward(spec); },
+                 {{"x", input_operand(0)},
+                  {"scale", input_operand(1)},
+                  {"bias", input_operand(2)},
+                  {"y", output_operand(0)},
+                  {"mean", OperandRef{}},
+                  {"inv_std", OperandRef{}}});
 }
 
 StepBinding layer_norm_grad(const StepView& s) {
@@ -708,6 +736,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"ReduceMax", [](const StepView& s) { return reduce(s, ReduceOp::Max); }},
       {"ReduceMin", [](const StepView& s) { return reduce(s, ReduceOp::Min); }},
       {"ArgMax", [](const StepView& s) { return arg_extremum(s, true); }},
+      {"CumSum", cumsum},
       {"ArgMin", [](const StepView& s) { return arg_extremum(s, false); }},
       {"ReduceL1", [](const StepView& s) { return reduce(s, ReduceOp::L1); }},
       {"ReduceL2", [](const StepView& s) { return reduce(s, ReduceOp::L2); }},
@@ -720,6 +749,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"LogSoftmax", [](const StepView& s) { return softmax(s, true); }},
       {"LayerNormalization", layer_norm},
       {"LayerNormGrad", layer_norm_grad},
+      {"InstanceNormalization", instance_norm},
       {"SoftmaxCrossEntropyLoss", [](const StepView& s) { return loss_forward(s, false); }},
       {"NegativeLogLikelihoodLoss", [](const StepView& s) { return loss_forward(s, true); }},
       {"SoftmaxCrossEntropyGrad",
@@ -753,6 +783,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
        }},
       {"BatchNormGrad", [](const StepView& s) { return batch_norm(s, "cudnn.batch_norm_backward"); }},
       {"Transpose", copy},
+      {"Trilu", copy},
       {"Reshape", reshape},
       {"Identity", reshape},
   };

@@ -1,6 +1,7 @@
-// The data-movement ops whose CUDA copies (codegen/cuda/copy_specs.h) run emulated and on a GPU:
-// each case an op with its attributes and operand shapes, bound the way the CUDA op table binds
-// it, and random input bytes for it (valid indices for GatherElements).
+// The data-movement ops whose CUDA copies (codegen/cuda/copy_specs.h) run emulated and on a GPU,
+// and CumSum (cumsum_emitter.h), which the same harness checks: each case an op with its
+// attributes and operand shapes, bound the way the CUDA op table binds it, and random input bytes
+// for it (valid indices for GatherElements, small integers or floats for CumSum).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "codegen/cuda/copy_specs.h"
+#include "codegen/cuda/cumsum_emitter.h"
 #include "dlc/attributes.h"
 
 namespace dlc::emulation {
@@ -58,16 +60,26 @@ inline std::vector<CopyCase> copy_cases() {
   add("gather_elements", "GatherElements", DType::F32, {{3, 5, 4}, {3, 2, 4}}, {{3, 2, 4}}, {{"axis", {1}}});
   add("gather_elements_rows_i32", "GatherElements", DType::BF16, {{4, 3}, {6, 2}}, {{6, 2}}, {{"axis", {0}}});
   cases.back().index_dtype = DType::I32;
+  add("trilu_upper", "Trilu", DType::BF16, {{2, 4, 6}}, {{2, 4, 6}}, {{"upper", {1}}, {"k", {-1}}});
+  add("trilu_lower", "Trilu", DType::I64, {{5, 3}}, {{5, 3}}, {{"upper", {0}}, {"k", {1}}});
+  add("cumsum", "CumSum", DType::F32, {{3, 40, 5}}, {{3, 40, 5}}, {{"axis", {1}}});
+  add("cumsum_exclusive_reverse", "CumSum", DType::F32, {{7, 33}}, {{7, 33}},
+      {{"axis", {-1}}, {"exclusive", {1}}, {"reverse", {1}}});
+  add("cumsum_i64", "CumSum", DType::I64, {{50, 2}}, {{50, 2}}, {{"axis", {0}}});
+  add("cumsum_i32_reverse", "CumSum", DType::I32, {{4, 9}}, {{4, 9}}, {{"axis", {1}}, {"reverse", {1}}});
   add("gather_elements_last_axis", "GatherElements", DType::F16, {{2, 3, 7}, {2, 3, 3}}, {{2, 3, 3}},
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
   for (CopyCase& c : cases)
-    if (c.attrs.has("axis")) c.attrs.set("axis", c.attrs.ints("axis").at(0));
+    for (const char* key : {"axis", "upper", "k", "exclusive", "reverse"})
+      if (c.attrs.has(key)) c.attrs.set(key, c.attrs.ints(key).at(0));
   return cases;
 }
 
 /// The kernels of `c`, as the CUDA op table emits them.
-inline codegen::cuda::KernelSource copy_kernels(const CopyCase& c) {
+inline codegen::cuda::KernelSource case_kernels(const CopyCase& c) {
+  if (c.op == "CumSum")
+    return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
   std::vector<TensorType> ins, outs;
   for (size_t k = 0; k < c.ins.size(); ++k) ins.push_back({input_dtype(c, k), c.ins[k]});
   for (const Shape& s : c.outs) outs.push_back({c.dtype, s});
@@ -79,6 +91,22 @@ inline codegen::cuda::KernelSource copy_kernels(const CopyCase& c) {
 inline std::vector<uint8_t> input_bytes(const CopyCase& c, size_t k, std::mt19937& rng) {
   const DType t = input_dtype(c, k);
   std::vector<uint8_t> bytes(size_t(num_elements(c.ins[k])) * dtype_size(t));
+  if (c.op == "CumSum") {  // values whose sums stay finite (floats) or small (integers)
+    std::uniform_int_distribution<int32_t> small(-1000, 1000);
+    for (size_t i = 0; i < bytes.size() / dtype_size(t); ++i) {
+      const int32_t v = small(rng);
+      if (t == DType::F32) {
+        const float f = float(v) / 7.0f;
+        std::memcpy(bytes.data() + i * 4, &f, 4);
+      } else if (t == DType::I32) {
+        std::memcpy(bytes.data() + i * 4, &v, 4);
+      } else {
+        const int64_t v64 = v;
+        std::memcpy(bytes.data() + i * 8, &v64, 8);
+      }
+    }
+    return bytes;
+  }
   if (c.op != "GatherElements" || k != 1) {
     for (uint8_t& b : bytes) b = uint8_t(rng());
     return bytes;

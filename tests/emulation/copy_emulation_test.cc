@@ -1,7 +1,8 @@
-// The emitted CUDA copy kernels of the data-movement ops (codegen/cuda/copy_specs.h), run emulated
-// on the host (cuda_shim.h), against the CPU kernels of the same op and attributes, byte for byte:
-// Tile, SliceGrad (unit, strided and reversed steps), Split, GatherElements, and the Slice, Concat,
-// Transpose and Pad that share their spec code. The results start as 0xab bytes, so an element the kernels
+// The emitted CUDA copy kernels of the data-movement ops (codegen/cuda/copy_specs.h) and the CumSum
+// kernel, run emulated on the host (cuda_shim.h), against the CPU kernels of the same op and
+// attributes, byte for byte: Tile, SliceGrad (unit, strided and reversed steps), Split,
+// GatherElements, Trilu, CumSum (exclusive, reversed, integers), and the Slice, Concat, Transpose
+// and Pad that share their spec code. The results start as 0xab bytes, so an element the kernels
 // leave unwritten fails.
 #include <gtest/gtest.h>
 

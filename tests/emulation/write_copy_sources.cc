@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
       return "static_cast<" + type + "*>(a[" + std::to_string(k + (input ? 0 : kCopyOutputSlot)) + "])";
     };
     const std::string tag = "copy" + std::to_string(i);
-    out << emulated(copy_kernels(cases[i]), tag, argument) << "const bool " << tag
+    out << emulated(case_kernels(cases[i]), tag, argument) << "const bool " << tag
         << "_registered = register_copy(" << i << ", " << tag << "::run);\n";
   }
   out << "}  // namespace dlc::emulation\n";

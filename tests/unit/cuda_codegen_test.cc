@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "codegen/cuda/cumsum_emitter.h"
 #include "dlc/error.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "tests/unit/cuda_kernel_cases.h"
@@ -56,11 +57,14 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, CudaCodegenCompile,
                                             ::testing::Range(0, int(test::kernel_cases(DType::F32).size()))),
                          case_name);
 
-// Copies move bytes of any storage type: integer and bool tensors too.
+// Copies move bytes of any storage type: integer and bool tensors too; CumSum has f32, i64 and i32
+// kernels (no 16-bit ones: nor has the CPU).
 TEST(CudaCodegenCompileCopy, IntegerAndBoolTypes) {
   for (const KernelSource& ks :
        {emit_copy(test::concat_case(DType::I64)), emit_copy(test::pad_case(DType::I32, "constant")),
-        emit_copy(test::slice_case(DType::Bool)), emit_copy(test::pad_case(DType::I64, "reflect"))}) {
+        emit_copy(test::slice_case(DType::Bool)), emit_copy(test::pad_case(DType::I64, "reflect")),
+        emit_copy(test::trilu_case(DType::I64, -1, 0)), emit_cumsum({DType::F32, 4, 100, 3, false, false}),
+        emit_cumsum({DType::I64, 1, 4096, 1, true, true}), emit_cumsum({DType::I32, 7, 9, 1, false, true})}) {
     const auto program =
         dlc::cuda::nvrtc_cache().compile(ks.name, ks.source, ks.kernel_names(), NvrtcOptions{});
     EXPECT_EQ(program->log, "") << "NVRTC warnings for " << ks.name;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codegen/cuda/broadcast_layout.h"
+#include "codegen/cuda/cumsum_emitter.h"
 #include "codegen/cuda/emit_util.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "codegen/cuda/row_mapping.h"
@@ -452,6 +453,53 @@ TEST(CudaEmitters, GatherElements) {
   EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {4, 2}, 1}),
                Error);  // 4 > 3 off the axis
   EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {3, 2}, 2}), Error);  // axis
+}
+
+// Instance norm is the layer-norm forward with scale and bias indexed by the row's channel.
+TEST(CudaEmitters, InstanceNormForward) {
+  const KernelSource ln = emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt});
+  const KernelSource in = emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt, 3});
+  EXPECT_NE(ln.source.find("const Index p = c;"), std::string::npos) << ln.source;
+  EXPECT_NE(in.source.find("const Index p = row % 3;"), std::string::npos) << in.source;
+  EXPECT_EQ(in.name, "dlc_instance_norm_fwd_f16_6x200_c3.cu");
+  EXPECT_NE(emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt, 2}).name, in.name);
+  EXPECT_THROW(emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt, 4}), Error);  // 6 % 4
+}
+
+// Trilu is a copy read inside the band of the last two axes, zeros outside.
+TEST(CudaEmitters, TriluCopy) {
+  const KernelSource upper = emit_copy(test::trilu_case(DType::BF16, 1, -1));
+  EXPECT_NE(upper.source.find("if (o2 - o1 >= -1) {"), std::string::npos) << upper.source;
+  EXPECT_NE(upper.source.find("out0[i] = dlc_from_float<T>(0.0f);"), std::string::npos) << upper.source;
+  const KernelSource lower = emit_copy(test::trilu_case(DType::F32, -1, 2));
+  EXPECT_NE(lower.source.find("if (o2 - o1 <= 2) {"), std::string::npos) << lower.source;
+  EXPECT_NE(upper.name, lower.name);
+  CopySpec bad = test::trilu_case(DType::F32, 1, 0);
+  bad.mode = "edge";
+  EXPECT_THROW(emit_copy(bad), Error);
+  bad = test::trilu_case(DType::F32, 2, 0);
+  EXPECT_THROW(emit_copy(bad), Error);
+}
+
+// CumSum scans each line in order (or from the end), accumulating in double or 64-bit integers.
+TEST(CudaEmitters, CumSum) {
+  const KernelSource f = emit_cumsum({DType::F32, 4, 100, 3, true, false});
+  EXPECT_NE(f.source.find("using Acc = double;"), std::string::npos) << f.source;
+  EXPECT_NE(f.source.find("constexpr bool kExclusive = true;"), std::string::npos) << f.source;
+  EXPECT_NE(f.source.find("constexpr bool kReverse = false;"), std::string::npos) << f.source;
+  const KernelSource i = emit_cumsum({DType::I64, 1, 4096, 1, false, true});
+  EXPECT_NE(i.source.find("using Acc = long long;"), std::string::npos) << i.source;
+  EXPECT_NE(i.source.find("constexpr bool kReverse = true;"), std::string::npos) << i.source;
+  EXPECT_THROW(emit_cumsum({DType::F16, 1, 4, 1, false, false}), Error);  // no CPU kernel either
+  Attrs a;
+  a.set("axis", int64_t(-2));
+  a.set("reverse", int64_t(1));
+  const CumSumSpec spec = cumsum_spec(a, {DType::I32, {2, 3, 5}});
+  EXPECT_EQ(std::vector<int64_t>({spec.outer, spec.extent, spec.inner}), std::vector<int64_t>({2, 3, 5}));
+  EXPECT_TRUE(spec.reverse);
+  EXPECT_FALSE(spec.exclusive);
+  a.set("axis", int64_t(3));
+  EXPECT_THROW(cumsum_spec(a, {DType::I32, {2, 3, 5}}), Error);
 }
 
 TEST(CudaMultiTensor, AssignsChunks) {

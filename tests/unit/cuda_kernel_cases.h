@@ -183,6 +183,11 @@ inline CopySpec slice_grad_case(DType t) {
   return {t, {6, 10, 9}, {{{3, 4, 9}, {-1, 8, 0}, {1, -1, 1}, {}, {2, 2, 1}}}, "constant", 0};
 }
 /// Split of [2, 9, 4] on axis 1 into 3, 1 and 5.
+// Trilu of [2, 5, 7]: band 1 (upper) or -1 (lower) at diagonal k.
+inline CopySpec trilu_case(DType t, int band, int64_t k) {
+  return {t, {2, 5, 7}, {{{2, 5, 7}, {0, 0, 0}, {1, 1, 1}, {}, {}}}, "constant", 0, band, k};
+}
+
 inline std::vector<CopySpec> split_cases(DType t) {
   std::vector<CopySpec> specs;
   for (const auto& [start, extent] : {std::pair{0, 3}, {3, 1}, {4, 5}})
@@ -238,7 +243,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_attention_forward({half, 96, 1024, 1024, 64, 64, 0.125, false, true, 12}));
   v.push_back(emit_attention_backward({half, 96, 1024, 1024, 64, 64, 0.125, true, true, 12}));
   v.push_back(emit_layer_norm_forward({t, 256, 768, 1e-5, true, std::nullopt}));
-  v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true, std::nullopt}));    // one split
+  v.push_back(
+      emit_layer_norm_forward({t, 6, 200, 1e-5, true, std::nullopt, 3}));         // instance norm, 3 channels
+  v.push_back(emit_layer_norm_backward({t, 64, 768, 1e-5, true, std::nullopt}));  // one split
   v.push_back(emit_layer_norm_backward({t, 16384, 64, 1e-6, true, std::nullopt}));  // split rows
   // Mixed precision's layer norm of an f32 x with a y (and dy) of type t.
   v.push_back(emit_layer_norm_forward({DType::F32, 256, 768, 1e-5, true, t}));
@@ -267,7 +274,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_copies(split_cases(t)));
   v.push_back(emit_gather_elements({t, DType::I64, {3, 5, 4}, {3, 2, 4}, 1}));
   v.push_back(emit_gather_elements({t, DType::I32, {4, 3}, {6, 2}, 0}));
-  v.push_back(emit_gather_elements({t, DType::I64, {7}, {3}, 0}));   // rank 1: no coordinates
+  v.push_back(emit_gather_elements({t, DType::I64, {7}, {3}, 0}));  // rank 1: no coordinates
+  v.push_back(emit_copy(trilu_case(t, 1, -1)));
+  v.push_back(emit_copy(trilu_case(t, -1, 2)));
   v.push_back(emit_dropout({t, 1003, 0.25, 42, true, DType::I64}));  // mask and offset, a partial block
   v.push_back(emit_dropout({t, 64, 0.5, 7, false, std::nullopt}));
   return v;

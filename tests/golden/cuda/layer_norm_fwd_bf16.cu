@@ -90,8 +90,9 @@ extern "C" __global__ void __launch_bounds__(256) dlc_layer_norm_fwd_bf16_256x76
     float mean, inv_std;
     dlc_row_statistics(xr, scratch, mean, inv_std);
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) {
-      const float b = kHasBias ? dlc_to_float(bias[c]) : 0.0f;
-      yr[c] = dlc_from_float<Y>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[c]) + b);
+      const Index p = c;
+      const float b = kHasBias ? dlc_to_float(bias[p]) : 0.0f;
+      yr[c] = dlc_from_float<Y>((dlc_to_float(xr[c]) - mean) * inv_std * dlc_to_float(scale[p]) + b);
     }
     if (dlc_row_lane() == 0) {
       if (mean_out) mean_out[row] = mean;
