@@ -88,34 +88,21 @@ __device__ __forceinline__ void dlc_store4(unsigned char* p, const float (&v)[4]
 }
 )";
 
-constexpr const char* kReductions = R"(
-// Reductions over a warp or a 1-D block (blockDim.x a multiple of 32); every thread of it must
-// call, and every thread gets the result. `scratch` is 32 floats of shared memory. Max propagates
-// NaN (dlc_nan_max).
-__device__ __forceinline__ float dlc_warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+// Reductions over a warp or a 1-D block (warp_and_block_reduction).
+constexpr const char* kReduction = R"(__device__ __forceinline__ float ${WARP}(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float a = v, b = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = ${COMBINE};
+  }
   return v;
 }
-__device__ __forceinline__ float dlc_warp_max(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = dlc_nan_max(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-__device__ __forceinline__ float dlc_block_sum(float v, float* scratch) {
-  v = dlc_warp_sum(v);
+__device__ __forceinline__ float ${BLOCK}(float v, float* scratch) {
+  v = ${WARP}(v);
   if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
   __syncthreads();
-  v = (threadIdx.x & 31) < (blockDim.x >> 5) ? scratch[threadIdx.x & 31] : 0.0f;
-  v = dlc_warp_sum(v);
+  v = (threadIdx.x & 31) < (blockDim.x >> 5) ? scratch[threadIdx.x & 31] : ${IDENTITY};
+  v = ${WARP}(v);
   __syncthreads();  // scratch may be reused at once
-  return v;
-}
-__device__ __forceinline__ float dlc_block_max(float v, float* scratch) {
-  v = dlc_warp_max(v);
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
-  __syncthreads();
-  v = (threadIdx.x & 31) < (blockDim.x >> 5) ? scratch[threadIdx.x & 31] : -dlc_inf();
-  v = dlc_warp_max(v);
-  __syncthreads();
   return v;
 }
 )";
@@ -149,9 +136,21 @@ std::string device_prelude(const PreludeOptions& options) {
                            {"FROM_FLOAT2", "__floats2bfloat162_rn"}});
     if (boolean) s += kVecBool;
   }
-  if (options.reductions) s += kReductions;
+  if (options.reductions) {
+    s += "// Sums and maxima over a warp or a block; max propagates NaN (dlc_nan_max).\n";
+    s += warp_and_block_reduction("dlc_warp_sum", "dlc_block_sum", "a + b", "0.0f");
+    s += warp_and_block_reduction("dlc_warp_max", "dlc_block_max", "dlc_nan_max(a, b)", "-dlc_inf()");
+  }
   s += "// ---- end of prelude\n";
   return s;
+}
+
+std::string warp_and_block_reduction(std::string_view warp, std::string_view block, std::string_view combine,
+                                     std::string_view identity) {
+  return fill(kReduction, {{"WARP", std::string(warp)},
+                           {"BLOCK", std::string(block)},
+                           {"COMBINE", std::string(combine)},
+                           {"IDENTITY", std::string(identity)}});
 }
 
 }  // namespace dlc::codegen::cuda

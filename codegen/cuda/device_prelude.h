@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlc/dtype.h"
@@ -17,5 +18,12 @@ struct PreludeOptions {
 };
 
 std::string device_prelude(const PreludeOptions& options);
+
+/// Device functions `warp`(v) and `block`(v, scratch) reducing a float over a warp or a 1-D block
+/// (blockDim.x a multiple of 32; every thread calls and gets the result; scratch is 32 floats of
+/// shared memory) by `combine`, an expression of floats a and b; lanes past the block's warps add
+/// `identity`. The prelude's sums and maxima are these; ReduceProd's product too.
+std::string warp_and_block_reduction(std::string_view warp, std::string_view block, std::string_view combine,
+                                     std::string_view identity);
 
 }  // namespace dlc::codegen::cuda

@@ -13,8 +13,8 @@ namespace dlc::codegen::cuda {
 
 namespace {
 
-// Every op is a sum or a max of map(x), then finish(acc): ReduceMin is -max(-x) (exact, and NaN
-// still propagates), ReduceL2 sqrt(sum(x * x)), ….
+// Every op is a sum, a max or a product of map(x), then finish(acc): ReduceMin is -max(-x) (exact,
+// and NaN still propagates), ReduceL2 sqrt(sum(x * x)), ….
 struct OpText {
   const char* name;      // in kernel names
   const char* identity;  // initial accumulator
@@ -27,6 +27,7 @@ struct OpText {
 
 constexpr OpText kSum = {"sum", "0.0f", "acc + v", "dlc_row_sum", "dlc_block_sum"};
 constexpr OpText kMax = {"max", "-dlc_inf()", "dlc_nan_max(acc, v)", "dlc_row_max", "dlc_block_max"};
+constexpr OpText kProd = {"prod", "1.0f", "acc * v", "dlc_row_prod", "dlc_block_prod"};
 
 OpText op_text(ReduceOp op) {
   auto with = [](OpText t, const char* name, const char* map, const char* finish) {
@@ -52,6 +53,8 @@ OpText op_text(ReduceOp op) {
       return with(kSum, "sum_square", "v * v", "acc");
     case ReduceOp::LogSum:
       return with(kSum, "log_sum", nullptr, "logf(acc)");
+    case ReduceOp::Prod:
+      return kProd;
   }
   return {};
 }
@@ -75,6 +78,19 @@ __device__ __forceinline__ float dlc_finish(float acc) { return ${FINISH}; }
                       : fill(t.finish, {{"EXTENT", float_literal(double(spec.extent))}})}});
   if (t.map)
     s += fill("__device__ __forceinline__ float dlc_map(float v) { return ${MAP}; }\n", {{"MAP", t.map}});
+  return s;
+}
+
+// ReduceProd's warp and block products (the prelude has sums and maxima only), and, for the rows
+// kernel, dlc_row_prod on its mapping's warp or block.
+std::string product_helpers(const ReduceSpec& spec, const RowMapping* rows) {
+  if (spec.op != ReduceOp::Prod) return "";
+  std::string s = warp_and_block_reduction("dlc_warp_prod", "dlc_block_prod", "a * b", "1.0f");
+  if (rows)
+    s += rows->warp_per_row
+             ? "__device__ __forceinline__ float dlc_row_prod(float v, float*) { return dlc_warp_prod(v); }\n"
+             : "__device__ __forceinline__ float dlc_row_prod(float v, float* scratch) { return "
+               "dlc_block_prod(v, scratch); }\n";
   return s;
 }
 
@@ -268,6 +284,7 @@ KernelSource emit_split_rows(const ReduceSpec& spec, const OpText& t, const XRea
                                       {"SPLITS", fmt::format("{}", splits)}});
   if (gather) ks.source += gather_index_source(spec);
   ks.source += op_helpers(spec);
+  ks.source += product_helpers(spec, nullptr);
   KernelEntry partial{base + "_partial", {}, with(x.names, "workspace")};
   partial.launch = launch_1d(splits, 256);
   partial.launch.grid[1] = spec.outer;
@@ -315,6 +332,7 @@ KernelSource emit_rows(const ReduceSpec& spec, const OpText& t) {
   ks.source += row_helpers(layout, m);
   if (gather) ks.source += gather_index_source(spec);
   ks.source += op_helpers(spec);
+  ks.source += product_helpers(spec, &m);
   ks.source += fill(
       kRowKernel,
       {{"T", std::string(cuda_type(spec.dtype))},

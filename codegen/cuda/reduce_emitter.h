@@ -25,7 +25,7 @@
 namespace dlc::codegen::cuda {
 
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum.
-enum class ReduceOp { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum };
+enum class ReduceOp { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum, Prod };
 
 struct ReduceSpec {
   ReduceOp op = ReduceOp::Sum;

@@ -20,11 +20,10 @@ extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
   __shared__ float scratch[32];
   for (Index row = dlc_row_first(); row < kRows; row += dlc_row_step()) {
     const T* xr = x + dlc_row_base(row);
-    T* yr = y + dlc_row_base(row);
     float max = -dlc_inf();
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) max = fmaxf(max, dlc_to_float(xr[c * kInner]));
     max = dlc_row_max(max, scratch);
-    float sum = 0.0f;
+${SHIFT}    float sum = 0.0f;
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads) sum += expf(dlc_to_float(xr[c * kInner]) - max);
     sum = dlc_row_sum(sum, scratch);
 ${WRITE}  }
@@ -32,13 +31,21 @@ ${WRITE}  }
 )";
 
 constexpr const char* kWriteSoftmax =
-    R"(    for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads)
+    R"(    T* yr = y + dlc_row_base(row);
+    for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads)
       yr[c * kInner] = dlc_from_float<T>(expf(dlc_to_float(xr[c * kInner]) - max) / sum);
 )";
 
 constexpr const char* kWriteLogSoftmax = R"(    const float log_sum = max + logf(sum);
+    T* yr = y + dlc_row_base(row);
     for (Index c = dlc_row_lane(); c < kExtent; c += kRowThreads)
       yr[c * kInner] = dlc_from_float<T>(dlc_to_float(xr[c * kInner]) - log_sum);
+)";
+
+// ReduceLogSumExp: a non-finite max (a row of -inf, or one with +inf) shifts by 0 instead.
+constexpr const char* kShiftFinite = "    if (!isfinite(max)) max = 0.0f;\n";
+constexpr const char* kWriteLogSumExp =
+    R"(    if (dlc_row_lane() == 0) y[row] = dlc_from_float<T>(max + logf(sum));
 )";
 
 constexpr const char* kBackward = R"(
@@ -61,12 +68,18 @@ extern "C" __global__ void __launch_bounds__(${BLOCK}) ${NAME}(
 )";
 
 KernelSource emit(const SoftmaxSpec& spec, bool backward) {
-  require_storage_float(spec.dtype, spec.log ? "CUDA log-softmax" : "CUDA softmax");
+  require_storage_float(spec.dtype, spec.lse   ? "CUDA ReduceLogSumExp"
+                                    : spec.log ? "CUDA log-softmax"
+                                               : "CUDA softmax");
+  if (spec.lse && backward)
+    throw Error("CUDA ReduceLogSumExp: no backward kernel (its gradient is other ops)");
   if (spec.outer < 1 || spec.extent < 1 || spec.inner < 1)
     throw Error(fmt::format("CUDA softmax: empty view [{}, {}, {}]", spec.outer, spec.extent, spec.inner));
   const RowLayout layout{spec.outer, spec.extent, spec.inner};
   const RowMapping m = row_mapping(layout);
-  const std::string kind = fmt::format("{}softmax_{}", spec.log ? "log" : "", backward ? "bwd" : "fwd");
+  const std::string kind = spec.lse
+                               ? std::string("logsumexp")
+                               : fmt::format("{}softmax_{}", spec.log ? "log" : "", backward ? "bwd" : "fwd");
   const std::string name = kernel_name(kind, spec.dtype, dims_tag({spec.outer, spec.extent, spec.inner}));
 
   KernelSource ks = KernelSource::named(kind, name);
@@ -79,7 +92,8 @@ KernelSource emit(const SoftmaxSpec& spec, bool backward) {
   KernelEntry e{name, launch_1d(m.grid, m.block), {}};
   if (!backward) {
     TemplateVars vars = common;
-    vars.emplace_back("WRITE", spec.log ? kWriteLogSoftmax : kWriteSoftmax);
+    vars.emplace_back("SHIFT", spec.lse ? kShiftFinite : "");
+    vars.emplace_back("WRITE", spec.lse ? kWriteLogSumExp : spec.log ? kWriteLogSoftmax : kWriteSoftmax);
     ks.source += fill(kForward, vars);
     e.params = {"x", "y"};
   } else {

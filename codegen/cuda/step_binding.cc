@@ -222,13 +222,38 @@ StepBinding expand(const StepView& s) {
   });
 }
 
-StepBinding reduce(const StepView& s, ReduceOp op) {
-  const TensorType x = s.input(0);
-  const int64_t rank = int64_t(x.shape.size());
+// A reduction step's axes (input 1 or the attribute), normalized; empty: every axis.
+std::vector<int64_t> reduced_axes(const StepView& s, int64_t rank) {
   std::vector<int64_t> axes = s.has_input(1) ? s.constant_ints(1) : s.attrs.ints("axes", {});
   if (axes.empty() && s.attrs.i("noop_with_empty_axes", 0) != 0)
     s.fail("noop_with_empty_axes is not supported");
   for (int64_t& a : axes) a = normalized_axis(s, a, rank);
+  return axes;
+}
+
+// ReduceLogSumExp over adjacent axes: the softmax forward's row statistics (softmax_emitter.h).
+StepBinding reduce_log_sum_exp(const StepView& s) {
+  const TensorType x = s.input(0);
+  const int64_t rank = int64_t(x.shape.size());
+  std::vector<int64_t> axes = reduced_axes(s, rank);
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (!axes.empty() && axes.back() - axes.front() + 1 != int64_t(axes.size()))
+    s.fail("the reduced axes are not adjacent");
+  SoftmaxSpec spec;
+  spec.dtype = x.dtype;
+  spec.lse = true;
+  split_dims(x.shape, axes.empty() ? 0 : axes.front(), axes.empty() ? -1 : axes.back(), spec.outer,
+             spec.extent, spec.inner);
+  return emitted(s, [&] { return emit_softmax_forward(spec); },
+                 {{"x", input_operand(0)}, {"y", output_operand(0)}});
+}
+
+StepBinding reduce(const StepView& s, ReduceOp op) {
+  const TensorType x = s.input(0);
+  const std::vector<int64_t> axes = reduced_axes(s, int64_t(x.shape.size()));
   ReduceSpec spec;
   try {
     spec = reduce_spec(op, x.dtype, x.shape, axes);
@@ -742,6 +767,8 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"ReduceL2", [](const StepView& s) { return reduce(s, ReduceOp::L2); }},
       {"ReduceSumSquare", [](const StepView& s) { return reduce(s, ReduceOp::SumSquare); }},
       {"ReduceLogSum", [](const StepView& s) { return reduce(s, ReduceOp::LogSum); }},
+      {"ReduceProd", [](const StepView& s) { return reduce(s, ReduceOp::Prod); }},
+      {"ReduceLogSumExp", reduce_log_sum_exp},
       {"Softmax", [](const StepView& s) { return softmax(s, false); }},
       {"SoftmaxGrad", softmax_grad},
       {"Attention", attention},

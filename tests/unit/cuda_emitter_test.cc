@@ -313,6 +313,11 @@ TEST(CudaEmitters, ReductionOpsMapAndFinish) {
   EXPECT_EQ(l2.source.find("dlc_map(partial"), std::string::npos);
   EXPECT_NE(emit_reduce(test::reduce_view(ReduceOp::LogSum, DType::F32, 8, 100, 1)).source.find("logf(acc)"),
             std::string::npos);
+  // A product combines by multiplication, from 1, on the warp and the block.
+  const KernelSource prod = emit_reduce(test::reduce_view(ReduceOp::Prod, DType::F32, 300, 20000, 1));
+  EXPECT_NE(prod.source.find("float acc = 1.0f;"), std::string::npos) << prod.source;
+  EXPECT_NE(prod.source.find("return acc * v;"), std::string::npos) << prod.source;
+  EXPECT_NE(prod.source.find("dlc_row_prod(acc, scratch)"), std::string::npos) << prod.source;
   // Sum, mean and max have no map.
   EXPECT_EQ(emit_reduce(test::reduce_view(ReduceOp::Mean, DType::F32, 8, 100, 1)).source.find("dlc_map"),
             std::string::npos);
@@ -453,6 +458,17 @@ TEST(CudaEmitters, GatherElements) {
   EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {4, 2}, 1}),
                Error);  // 4 > 3 off the axis
   EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {3, 2}, 2}), Error);  // axis
+}
+
+// ReduceLogSumExp is the softmax forward writing each row's max + log(sum), a non-finite max
+// shifting by 0; it has no backward kernel.
+TEST(CudaEmitters, ReduceLogSumExp) {
+  const KernelSource lse = emit_softmax_forward({DType::BF16, 4, 50, 9, false, true});
+  EXPECT_EQ(lse.kind, "logsumexp");
+  EXPECT_NE(lse.source.find("if (!isfinite(max)) max = 0.0f;"), std::string::npos) << lse.source;
+  EXPECT_NE(lse.source.find("y[row] = dlc_from_float<T>(max + logf(sum));"), std::string::npos) << lse.source;
+  EXPECT_EQ(emit_softmax_forward({DType::BF16, 4, 50, 9, false}).source.find("isfinite"), std::string::npos);
+  EXPECT_THROW(emit_softmax_backward({DType::F32, 4, 50, 9, false, true}), Error);
 }
 
 // Instance norm is the layer-norm forward with scale and bias indexed by the row's channel.

@@ -211,6 +211,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_reduce(reduce_view(ReduceOp::Sum, t, 1, 65536, 64)));               // columns, split
   v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 3, 4, 5)));                    // columns: max
   v.push_back(emit_reduce(reduce_view(ReduceOp::Max, t, 1, 65536, 64)));               // columns, split: max
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Prod, t, 96, 1000, 1)));               // rows: product
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Prod, t, 8, 20000, 1)));               // rows, split: product
+  v.push_back(emit_reduce(reduce_view(ReduceOp::Prod, t, 16, 100, 300)));              // columns: product
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {8, 6, 12, 12}, {0, 2, 3})));  // gathered
   v.push_back(
       emit_reduce(reduce_spec(ReduceOp::Max, t, {2, 3, 4, 5, 600}, {1, 3})));  // gathered, two reduced runs
@@ -227,7 +230,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(
       fused_reduce(t, ReduceOp::Sum, 65536, 64, 1, 65536, 64, true));  // fused: split, a stored output
   v.push_back(emit_softmax_forward({t, 128, 1000, 1, false}));
-  v.push_back(emit_softmax_forward({t, 4, 50, 9, true}));  // log-softmax over a middle axis
+  v.push_back(emit_softmax_forward({t, 4, 50, 9, true}));            // log-softmax over a middle axis
+  v.push_back(emit_softmax_forward({t, 64, 3000, 1, false, true}));  // ReduceLogSumExp, a block a row
+  v.push_back(emit_softmax_forward({t, 4, 50, 9, false, true}));     // ReduceLogSumExp, a middle axis
   v.push_back(emit_softmax_backward({t, 128, 1000, 1, false}));
   v.push_back(emit_softmax_backward({t, 4, 3000, 2, true}));
   // Attention's kernels take 16-bit operands only: the f32 cases compile the f16 ones.

@@ -233,11 +233,17 @@ TEST_P(CudaKernels, Reductions) {
                         {ReduceOp::L1, "ReduceL1", {16, 100, 300}, {1}},
                         {ReduceOp::L2, "ReduceL2", {1 << 20}, {0}},
                         {ReduceOp::SumSquare, "ReduceSumSquare", {96, 1000}, {1}},
-                        {ReduceOp::LogSum, "ReduceLogSum", {64, 300}, {0}}};
+                        {ReduceOp::LogSum, "ReduceLogSum", {64, 300}, {0}},
+                        // products of values near 1 (rows, columns, split rows)
+                        {ReduceOp::Prod, "ReduceProd", {96, 100}, {1}},
+                        {ReduceOp::Prod, "ReduceProd", {40, 7, 30}, {1}},
+                        {ReduceOp::Prod, "ReduceProd", {2, 40000}, {1}}};
   for (const Case& c : cases) {
     const KernelSource ks = emit_reduce(reduce_spec(c.op, dtype(), c.dims, c.axes));
-    // ReduceLogSum's sum must be positive.
-    Tensor x = c.op == ReduceOp::LogSum ? random(c.dims, 3, 0.0, 1.0) : random(c.dims, 3);
+    // ReduceLogSum's sum must be positive; ReduceProd's products must stay finite and not vanish.
+    Tensor x = c.op == ReduceOp::LogSum ? random(c.dims, 3, 0.0, 1.0)
+               : c.op == ReduceOp::Prod ? random(c.dims, 3, 0.9995, 1.0005)
+                                        : random(c.dims, 3);
     Tensor xf = to_f32(x);
     Shape kept;
     for (int64_t d = 0; d < int64_t(c.dims.size()); ++d)
@@ -324,6 +330,25 @@ TEST_P(CudaKernels, SoftmaxForward) {
     attrs.set("axis", int64_t(1));
     run_cpu(s.log ? "LogSoftmax" : "Softmax", attrs, {&xf}, {&want});
     expect_close(download(dy, {dtype(), dims}), want, dtype(), ks.name);
+  }
+}
+
+// ReduceLogSumExp: the softmax forward's row statistics, against the CPU kernel (which shifts by the
+// max in double).
+TEST_P(CudaKernels, ReduceLogSumExp) {
+  for (const SoftmaxSpec& s :
+       {SoftmaxSpec{dtype(), 64, 3000, 1, false, true}, SoftmaxSpec{dtype(), 4, 50, 9, false, true}}) {
+    const KernelSource ks = emit_softmax_forward(s);
+    const Shape dims = {s.outer, s.extent, s.inner}, kept = {s.outer, s.inner};
+    Tensor x = random(dims, 14, -30.0, 30.0);
+    DeviceBuffer dx = upload(x), dy(size_t(s.outer * s.inner) * dtype_size(dtype()));
+    run_kernels(ks, {{"x", ptr(dx)}, {"y", ptr(dy)}});
+    Tensor xf = to_f32(x), want(TensorType{DType::F32, kept});
+    Attrs attrs;
+    attrs.set("axes", std::vector<int64_t>{1});
+    attrs.set("keepdims", int64_t(0));
+    run_cpu("ReduceLogSumExp", attrs, {&xf}, {&want});
+    expect_close(download(dy, {dtype(), kept}), want, dtype(), ks.name);
   }
 }
 

@@ -14,16 +14,12 @@ __device__ __forceinline__ float dlc_from_float<float>(float v) { return v; }
 __device__ __forceinline__ float dlc_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <>
 __device__ __forceinline__ __nv_bfloat16 dlc_from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-// Reductions over a warp or a 1-D block (blockDim.x a multiple of 32); every thread of it must
-// call, and every thread gets the result. `scratch` is 32 floats of shared memory. Max propagates
-// NaN (dlc_nan_max).
+// Sums and maxima over a warp or a block; max propagates NaN (dlc_nan_max).
 __device__ __forceinline__ float dlc_warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-__device__ __forceinline__ float dlc_warp_max(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = dlc_nan_max(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float a = v, b = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = a + b;
+  }
   return v;
 }
 __device__ __forceinline__ float dlc_block_sum(float v, float* scratch) {
@@ -35,13 +31,20 @@ __device__ __forceinline__ float dlc_block_sum(float v, float* scratch) {
   __syncthreads();  // scratch may be reused at once
   return v;
 }
+__device__ __forceinline__ float dlc_warp_max(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float a = v, b = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = dlc_nan_max(a, b);
+  }
+  return v;
+}
 __device__ __forceinline__ float dlc_block_max(float v, float* scratch) {
   v = dlc_warp_max(v);
   if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
   __syncthreads();
   v = (threadIdx.x & 31) < (blockDim.x >> 5) ? scratch[threadIdx.x & 31] : -dlc_inf();
   v = dlc_warp_max(v);
-  __syncthreads();
+  __syncthreads();  // scratch may be reused at once
   return v;
 }
 // ---- end of prelude
