@@ -72,6 +72,17 @@ const std::map<std::string, Build, std::less<>>& builders() {
          return op(p, ExprOp::Add,
                    {op(p, ExprOp::Max, {p.constant(0.0), x}), op(p, ExprOp::Min, {p.constant(0.0), e})});
        }},
+      {"Mod",  // r = fmod(a, b); without fmod, r + b where r is nonzero and its sign is not b's
+       [](ExprProgram& p, const std::vector<int>& in, const Attrs& a) {
+         const int r = op(p, ExprOp::Fmod, {in[0], in[1]});
+         if (a.i("fmod", 0) != 0) return r;
+         const int zero = p.constant(0.0);
+         const int signs_differ =
+             op(p, ExprOp::Xor, {op(p, ExprOp::Less, {r, zero}), op(p, ExprOp::Less, {in[1], zero})});
+         const int adjust =
+             op(p, ExprOp::And, {op(p, ExprOp::Not, {op(p, ExprOp::Equal, {r, zero})}), signs_differ});
+         return op(p, ExprOp::Where, {adjust, op(p, ExprOp::Add, {r, in[1]}), r});
+       }},
       {"Mish",  // x tanh(softplus(x))
        [](ExprProgram& p, const std::vector<int>& in, const Attrs&) {
          return op(p, ExprOp::Mul, {in[0], op(p, ExprOp::Tanh, {op(p, ExprOp::Softplus, {in[0]})})});
@@ -88,7 +99,7 @@ int activation_expr(ExprProgram& p, std::string_view name, const Attrs& attrs,
                     const std::vector<int>& operands) {
   const auto it = builders().find(name);
   if (it == builders().end()) throw Error(fmt::format("{} is no activation with attributes", name));
-  const size_t arity = name == "PRelu" ? 2 : 1;
+  const size_t arity = name == "PRelu" || name == "Mod" ? 2 : 1;
   if (operands.size() != arity)
     throw Error(fmt::format("{} takes {} operand(s), got {}", name, arity, operands.size()));
   return it->second(p, operands, attrs);

@@ -185,6 +185,8 @@ std::string instr_expr(const ExprInstr& i) {
       return fmt::format("({} != 0.0f) != ({} != 0.0f) ? 1.0f : 0.0f", a(0), a(1));
     case ExprOp::Not:
       return fmt::format("{} == 0.0f ? 1.0f : 0.0f", a(0));
+    case ExprOp::Fmod:
+      return fmt::format("fmodf({}, {})", a(0), a(1));
   }
   throw Error("expression program: unknown op");
 }

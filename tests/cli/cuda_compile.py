@@ -12,7 +12,7 @@ compiles each in 0.1-0.9 s). tests/unit/cuda_plan_test.cc binds all twelve witho
 - identical kernels are stored once: generated_kernels < kernel_steps for the models with
   repeated layers (transformer, ResNet-18), <= for the others (their optimizer updates merge);
 - Slice, Pad, Concat and a comparison compile to generated kernels (an inference model);
-- an op with no CUDA path (Mod) fails cleanly, naming its node and op; so do a bad --device and
+- an op with no CUDA path (GatherND) fails cleanly, naming its node and op; so do a bad --device and
   --arch, and, without a GPU, `dlc run` / `dlc train` of a CUDA plan (an error naming the missing
   device); with a GPU, 5 training steps of the mlp's CUDA plan give the CPU plan's losses (rel. 1e-3).
 
@@ -123,17 +123,17 @@ def main():
         plans = compile_models(checks, data, tmp, cases)
         compile_data_movement(checks, tmp)
 
-        mod = make_model(os.path.join(tmp, "mod.onnx"),
-                         [helper.make_node("Mod", ["x", "divisor"], ["y"], name="my_mod", fmod=1)],
-                         [("x", TensorProto.FLOAT, [4, 8])], [("y", TensorProto.FLOAT, [4, 8])],
-                         [numpy_helper.from_array(np.full((4, 8), 0.7, dtype=np.float32), "divisor")])
-        out = os.path.join(tmp, "mod.dlcplan")
-        failures.check("unsupported_op", ["compile", mod, *CUDA, "-o", out],
-                       "step 'my_mod' (op Mod) has no CUDA path", must_not_exist=[out])
-        failures.check("bad_device", ["compile", mod, "--device", "gpu", "-o", out], "--device 'gpu'",
+        gather = make_model(os.path.join(tmp, "gather_nd.onnx"),
+                            [helper.make_node("GatherND", ["x", "indices"], ["y"], name="my_gather")],
+                            [("x", TensorProto.FLOAT, [4, 8])], [("y", TensorProto.FLOAT, [2, 8])],
+                            [numpy_helper.from_array(np.array([[1], [3]], dtype=np.int64), "indices")])
+        out = os.path.join(tmp, "gather_nd.dlcplan")
+        failures.check("unsupported_op", ["compile", gather, *CUDA, "-o", out],
+                       "step 'my_gather' (op GatherND) has no CUDA path", must_not_exist=[out])
+        failures.check("bad_device", ["compile", gather, "--device", "gpu", "-o", out], "--device 'gpu'",
                        must_not_exist=[out])
-        failures.check("bad_arch", ["compile", mod, "--device", "cuda", "--arch", "90", "-o", out], "--arch '90'",
-                       must_not_exist=[out])
+        failures.check("bad_arch", ["compile", gather, "--device", "cuda", "--arch", "90", "-o", out],
+                       "--arch '90'", must_not_exist=[out])
         if "mlp" in plans:
             if os.path.exists("/dev/nvidia0"):  # a GPU: the CUDA session trains as the CPU one does
                 train_on_gpu(checks, tmp, os.path.join(data, "mlp"), plans["mlp"])

@@ -1,6 +1,7 @@
-// The activations with attributes as expression programs (codegen/cuda/activation_programs.h):
-// run by the CPU's FusedElementwise interpreter, each gives its own CPU kernel's bits on random
-// values, zeros, infinities and NaN, with default and with given attributes. The CUDA kernel runs
+// The activations with attributes and float Mod as expression programs
+// (codegen/cuda/activation_programs.h): run by the CPU's FusedElementwise interpreter, each gives
+// its own CPU kernel's bits on random values, zeros, infinities and NaN, with default and with
+// given attributes. The CUDA kernel runs
 // the same program (NVRTC compile: cli_cuda_compile_conformance; on a GPU: CudaKernels).
 #include "codegen/cuda/activation_programs.h"
 
@@ -22,7 +23,8 @@ struct Case {
   Attrs attrs;
 };
 
-Attrs with(const char* name, double v) {
+template <typename V>
+Attrs with(const char* name, V v) {
   Attrs a;
   a.set(name, v);
   return a;
@@ -53,21 +55,26 @@ TEST(ActivationPrograms, MatchTheirCpuKernels) {
       {"Celu", with("alpha", 2.0)},
       {"Mish", {}},
       {"PRelu", {}},
+      {"Mod", {}},
+      {"Mod", with("fmod", int64_t(1))},
   };
   const size_t n = 64;
-  std::vector<float> x = values(n), slope(n);
-  for (size_t i = 0; i < n; ++i) slope[i] = 0.05f * float(i % 7) - 0.1f;
+  std::vector<float> x = values(n), slope(n), divisor(n);
+  for (size_t i = 0; i < n; ++i) {
+    slope[i] = 0.05f * float(i % 7) - 0.1f;
+    divisor[i] = (i % 2 ? 1.f : -1.f) * (0.7f + 0.3f * float(i % 5));  // both signs, no zero
+  }
   for (const Case& c : cases) {
-    const bool prelu = std::string(c.op) == "PRelu";
+    const bool prelu = std::string(c.op) == "PRelu", mod = std::string(c.op) == "Mod";
     ExprProgram p({int64_t(n)});
     std::vector<int> operands = {p.input("x", DType::F32, {int64_t(n)})};
-    if (prelu) operands.push_back(p.input("slope", DType::F32, {int64_t(n)}));
+    if (prelu || mod) operands.push_back(p.input("b", DType::F32, {int64_t(n)}));
     p.output("y", activation_expr(p, c.op, c.attrs, operands), DType::F32);
     p.validate();
 
     std::vector<float> got(n), want(n);
     std::vector<cpu::TensorView> in = {cpu::test::view(x, {int64_t(n)})};
-    if (prelu) in.push_back(cpu::test::view(slope, {int64_t(n)}));
+    if (prelu || mod) in.push_back(cpu::test::view(prelu ? slope : divisor, {int64_t(n)}));
     Attrs program;
     program.set("program", p.body());
     cpu::KernelContext fused =

@@ -142,7 +142,7 @@ inline ExprProgram logical_program() {
   return p;
 }
 
-/// Every activation with attributes (activation_programs.h), summed.
+/// Every activation with attributes and Mod (activation_programs.h), summed.
 inline ExprProgram activations_program(DType t) {
   ExprProgram p({6, 7});
   const int x = p.input("x", t, {6, 7}), slope = p.input("slope", t, {7});
@@ -150,6 +150,7 @@ inline ExprProgram activations_program(DType t) {
   for (const char* op :
        {"LeakyRelu", "ThresholdedRelu", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Mish"})
     sum = p.op(ExprOp::Add, {sum, activation_expr(p, op, {}, {x})});
+  sum = p.op(ExprOp::Add, {sum, activation_expr(p, "Mod", {}, {x, slope})});
   p.output("y", p.op(ExprOp::Add, {sum, activation_expr(p, "PRelu", {}, {x, slope})}), t);
   return p;
 }

@@ -297,6 +297,8 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
                   [](float a, float b) { return (a != 0.f) != (b != 0.f) ? 1.f : 0.f; });
     case ExprOp::Not:
       return map1(arg(0), y, n, [](float a) { return a == 0.f ? 1.f : 0.f; });
+    case ExprOp::Fmod:
+      return map2(arg(0), arg(1), y, n, [](float a, float b) { return std::fmod(a, b); });
   }
 }
 

@@ -39,7 +39,8 @@ namespace dlc {
 // Atanh, Floor, Ceil, and Expm1 = exp(x) - 1 without cancellation) are libm's and CUDA's float
 // ones; Round rounds half to even; Sign passes 0 and NaN through; Softplus(x) = x > 0 ?
 // x + log1p(exp(-x)) : log1p(exp(x)); Softsign(x) = x / (1 + |x|). The logical ops (And, Or, Xor,
-// Not) read a nonzero operand as true and give 1 or 0.
+// Not) read a nonzero operand as true and give 1 or 0. Fmod(a, b) is C's fmod (the sign of a; no
+// IR op has the name: the CUDA backend writes Mod with it).
 // clang-format off
 #define DLC_EXPR_OPS(X) \
   X(Input, 0)           \
@@ -91,7 +92,8 @@ namespace dlc {
   X(And, 2)             \
   X(Or, 2)              \
   X(Xor, 2)             \
-  X(Not, 1)
+  X(Not, 1)             \
+  X(Fmod, 2)
 // clang-format on
 
 enum class ExprOp : uint8_t {
