@@ -65,4 +65,26 @@ BroadcastLayout broadcast_layout(const Shape& out, const std::vector<Shape>& ope
   return layout;
 }
 
+std::string strided_offset(const Shape& dims, const std::vector<int64_t>& strides) {
+  std::string s;
+  int64_t pitch = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (strides[d] != 0 && dims[d] != 1) {
+      std::string coord = pitch == 1 ? "i" : fmt::format("i / {}", pitch);
+      if (d > 0)
+        coord = pitch == 1 ? fmt::format("i % {}", dims[d]) : fmt::format("(i / {}) % {}", pitch, dims[d]);
+      const std::string term = strides[d] == 1 ? coord : fmt::format("({}) * {}", coord, strides[d]);
+      s = s.empty() ? term : term + " + " + s;
+    }
+    pitch *= dims[d];
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string operand_offset(const BroadcastLayout& layout, size_t k) {
+  return layout.access[k] == Access::Full     ? "i"
+         : layout.access[k] == Access::Scalar ? "0"
+                                              : strided_offset(layout.dims, layout.strides[k]);
+}
+
 }  // namespace dlc::codegen::cuda

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dlc/tensor.h"
@@ -26,5 +27,12 @@ struct BroadcastLayout {
 /// The layout of `operands` (each broadcastable to `out`, numpy rules) read along `out`.
 /// Throws dlc::Error when an operand does not broadcast.
 BroadcastLayout broadcast_layout(const Shape& out, const std::vector<Shape>& operands);
+
+/// The offset of output element `i` in an operand of these strides over the collapsed `dims`:
+/// "(i / 1024 % 64) * 1024 + i % 1024" ("0" where every stride is 0).
+std::string strided_offset(const Shape& dims, const std::vector<int64_t>& strides);
+
+/// Where operand k of `layout` is read for output element `i`: "i", "0" or its strided offset.
+std::string operand_offset(const BroadcastLayout& layout, size_t k);
 
 }  // namespace dlc::codegen::cuda

@@ -191,23 +191,6 @@ std::string instr_expr(const ExprInstr& i) {
   throw Error("expression program: unknown op");
 }
 
-// "(i / 1024 % 64) * 1024 + i % 1024": operand offset of output element i over collapsed dims.
-std::string offset_expr(const Shape& dims, const std::vector<int64_t>& strides) {
-  std::string s;
-  int64_t pitch = 1;
-  for (size_t d = dims.size(); d-- > 0;) {
-    if (strides[d] != 0 && dims[d] != 1) {
-      std::string coord = pitch == 1 ? "i" : fmt::format("i / {}", pitch);
-      if (d > 0)
-        coord = pitch == 1 ? fmt::format("i % {}", dims[d]) : fmt::format("(i / {}) % {}", pitch, dims[d]);
-      const std::string term = strides[d] == 1 ? coord : fmt::format("({}) * {}", coord, strides[d]);
-      s = s.empty() ? term : term + " + " + s;
-    }
-    pitch *= dims[d];
-  }
-  return s.empty() ? "0" : s;
-}
-
 // How the vector path reads operand k.
 enum class VecRead { Load4, Splat };
 
@@ -290,7 +273,7 @@ std::string compute_source(const ExprProgram& program, const BroadcastLayout& la
           "// Offset in input {} ({}, {}) of output element i.\n"
           "__device__ __forceinline__ Index dlc_offset{}(Index i) {{ return {}; }}\n",
           k, program.inputs[k].name, shape_str(program.inputs[k].dims), k,
-          offset_expr(layout.dims, layout.strides[k]));
+          strided_offset(layout.dims, layout.strides[k]));
   return src;
 }
 

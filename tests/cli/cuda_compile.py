@@ -12,6 +12,7 @@ compiles each in 0.1-0.9 s). tests/unit/cuda_plan_test.cc binds all twelve witho
 - identical kernels are stored once: generated_kernels < kernel_steps for the models with
   repeated layers (transformer, ResNet-18), <= for the others (their optimizer updates merge);
 - Slice, Pad, Concat and a comparison compile to generated kernels (an inference model);
+- a training plan with Dropout compiles (its i64 run counter's Add is an integer kernel);
 - an op with no CUDA path (GatherND) fails cleanly, naming its node and op; so do a bad --device and
   --arch, and, without a GPU, `dlc run` / `dlc train` of a CUDA plan (an error naming the missing
   device); with a GPU, 5 training steps of the mlp's CUDA plan give the CPU plan's losses (rel. 1e-3).
@@ -113,6 +114,21 @@ def compile_data_movement(checks, tmp):
         checks.expect("data_movement_kernels", j.get("kernel_steps") == j.get("ops") == 5, j)
 
 
+def compile_dropout_training(checks, tmp):
+    """A training plan with Dropout: its masks, its gradient and the i64 run counter that advances
+    after every step (an integer Add) all bind to kernels."""
+    w = numpy_helper.from_array(np.full((8, 8), 0.1, np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Dropout", ["h", "ratio", "training"], ["y"])]
+    inits = [w, numpy_helper.from_array(np.array(0.25, np.float32), "ratio"),
+             numpy_helper.from_array(np.array(True), "training")]
+    model = make_model(os.path.join(tmp, "dropout.onnx"), nodes, [("x", TensorProto.FLOAT, [4, 8])],
+                       [("y", TensorProto.FLOAT, [4, 8])], inits)
+    plan = os.path.join(tmp, "dropout.dlcplan")
+    checks.run("dropout_training_compile",
+               ["compile", model, "--train", "--loss", "mse", "--optimizer", "adam", *CUDA, "-o", plan])
+
+
 def main():
     dlc, data, verbose = sys.argv[1], sys.argv[2], "-v" in sys.argv
     every = "--all-precisions" in sys.argv or os.environ.get("DLC_CUDA_COMPILE_ALL") == "1"
@@ -122,6 +138,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         plans = compile_models(checks, data, tmp, cases)
         compile_data_movement(checks, tmp)
+        compile_dropout_training(checks, tmp)
 
         gather = make_model(os.path.join(tmp, "gather_nd.onnx"),
                             [helper.make_node("GatherND", ["x", "indices"], ["y"], name="my_gather")],

@@ -1,7 +1,9 @@
 // The data-movement ops whose CUDA copies (codegen/cuda/copy_specs.h) run emulated and on a GPU,
-// and CumSum (cumsum_emitter.h), which the same harness checks: each case an op with its
+// and CumSum (cumsum_emitter.h) and the integer elementwise ops (integer_elementwise_emitter.h),
+// which the same harness checks: each case an op with its
 // attributes and operand shapes, bound the way the CUDA op table binds it, and random input bytes
-// for it (valid indices for GatherElements, small integers or floats for CumSum).
+// for it (valid indices for GatherElements, small integers or floats for CumSum and the signed
+// integer ops, whose overflow C++ leaves undefined).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "codegen/cuda/copy_specs.h"
 #include "codegen/cuda/cumsum_emitter.h"
+#include "codegen/cuda/integer_elementwise_emitter.h"
 #include "dlc/attributes.h"
 
 namespace dlc::emulation {
@@ -67,6 +70,11 @@ inline std::vector<CopyCase> copy_cases() {
       {{"axis", {-1}}, {"exclusive", {1}}, {"reverse", {1}}});
   add("cumsum_i64", "CumSum", DType::I64, {{50, 2}}, {{50, 2}}, {{"axis", {0}}});
   add("cumsum_i32_reverse", "CumSum", DType::I32, {{4, 9}}, {{4, 9}}, {{"axis", {1}}, {"reverse", {1}}});
+  add("int_add_counter", "Add", DType::I64, {{}, {}}, {{}}, {});  // Dropout's run counter + 1
+  add("int_sub_u8_broadcast", "Sub", DType::U8, {{3, 4}, {4}}, {{3, 4}}, {});
+  add("int_mul_i32", "Mul", DType::I32, {{2, 3}, {2, 3}}, {{2, 3}}, {});
+  add("int_max_i64_outer", "Max", DType::I64, {{4, 1}, {1, 5}}, {{4, 5}}, {});
+  add("int_min_i32_scalar", "Min", DType::I32, {{3, 7}, {}}, {{3, 7}}, {});
   add("gather_elements_last_axis", "GatherElements", DType::F16, {{2, 3, 7}, {2, 3, 3}}, {{2, 3, 3}},
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
@@ -80,6 +88,8 @@ inline std::vector<CopyCase> copy_cases() {
 inline codegen::cuda::KernelSource case_kernels(const CopyCase& c) {
   if (c.op == "CumSum")
     return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
+  if (codegen::cuda::is_integer_binary_op(c.op))
+    return codegen::cuda::emit_integer_binary({c.op, c.dtype, c.outs[0], c.ins[0], c.ins[1]});
   std::vector<TensorType> ins, outs;
   for (size_t k = 0; k < c.ins.size(); ++k) ins.push_back({input_dtype(c, k), c.ins[k]});
   for (const Shape& s : c.outs) outs.push_back({c.dtype, s});
@@ -91,7 +101,8 @@ inline codegen::cuda::KernelSource case_kernels(const CopyCase& c) {
 inline std::vector<uint8_t> input_bytes(const CopyCase& c, size_t k, std::mt19937& rng) {
   const DType t = input_dtype(c, k);
   std::vector<uint8_t> bytes(size_t(num_elements(c.ins[k])) * dtype_size(t));
-  if (c.op == "CumSum") {  // values whose sums stay finite (floats) or small (integers)
+  if (c.op == "CumSum" || (codegen::cuda::is_integer_binary_op(c.op) && t != DType::U8)) {
+    // values whose sums (and products) stay finite (floats) or small (integers)
     std::uniform_int_distribution<int32_t> small(-1000, 1000);
     for (size_t i = 0; i < bytes.size() / dtype_size(t); ++i) {
       const int32_t v = small(rng);

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "codegen/cuda/cumsum_emitter.h"
+#include "codegen/cuda/integer_elementwise_emitter.h"
 #include "dlc/error.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "tests/unit/cuda_kernel_cases.h"
@@ -58,13 +59,16 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, CudaCodegenCompile,
                          case_name);
 
 // Copies move bytes of any storage type: integer and bool tensors too; CumSum has f32, i64 and i32
-// kernels (no 16-bit ones: nor has the CPU).
+// kernels (no 16-bit ones: nor has the CPU); the integer elementwise ops i32, i64 and u8 ones.
 TEST(CudaCodegenCompileCopy, IntegerAndBoolTypes) {
   for (const KernelSource& ks :
        {emit_copy(test::concat_case(DType::I64)), emit_copy(test::pad_case(DType::I32, "constant")),
         emit_copy(test::slice_case(DType::Bool)), emit_copy(test::pad_case(DType::I64, "reflect")),
         emit_copy(test::trilu_case(DType::I64, -1, 0)), emit_cumsum({DType::F32, 4, 100, 3, false, false}),
-        emit_cumsum({DType::I64, 1, 4096, 1, true, true}), emit_cumsum({DType::I32, 7, 9, 1, false, true})}) {
+        emit_cumsum({DType::I64, 1, 4096, 1, true, true}), emit_cumsum({DType::I32, 7, 9, 1, false, true}),
+        emit_integer_binary({"Add", DType::I64, {}, {}, {}}),
+        emit_integer_binary({"Sub", DType::U8, {3, 4}, {3, 4}, {4}}),
+        emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}})}) {
     const auto program =
         dlc::cuda::nvrtc_cache().compile(ks.name, ks.source, ks.kernel_names(), NvrtcOptions{});
     EXPECT_EQ(program->log, "") << "NVRTC warnings for " << ks.name;

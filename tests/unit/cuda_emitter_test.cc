@@ -10,6 +10,7 @@
 #include "codegen/cuda/broadcast_layout.h"
 #include "codegen/cuda/cumsum_emitter.h"
 #include "codegen/cuda/emit_util.h"
+#include "codegen/cuda/integer_elementwise_emitter.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "codegen/cuda/row_mapping.h"
 #include "dlc/error.h"
@@ -480,6 +481,23 @@ TEST(CudaEmitters, InstanceNormForward) {
   EXPECT_EQ(in.name, "dlc_instance_norm_fwd_f16_6x200_c3.cu");
   EXPECT_NE(emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt, 2}).name, in.name);
   EXPECT_THROW(emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt, 4}), Error);  // 6 % 4
+}
+
+// Integer Add, Sub, Mul, Max and Min in the storage type, operands broadcast: a scalar reads
+// element 0, a full operand element i, another its strided offset.
+TEST(CudaEmitters, IntegerBinary) {
+  const KernelSource counter = emit_integer_binary({"Add", DType::I64, {}, {}, {}});
+  EXPECT_NE(counter.source.find("using T = long long;"), std::string::npos) << counter.source;
+  EXPECT_NE(counter.source.find("out0[i] = T(a + b);"), std::string::npos) << counter.source;
+  const KernelSource max = emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}});
+  EXPECT_NE(max.source.find("const T a = in0[i / 5], b = in1[i % 5];"), std::string::npos) << max.source;
+  EXPECT_NE(max.source.find("out0[i] = a < b ? b : a;"), std::string::npos) << max.source;
+  EXPECT_NE(emit_integer_binary({"Sub", DType::I32, {4, 5}, {4, 1}, {1, 5}}).name, max.name);
+  EXPECT_TRUE(is_integer_binary_op("Mul"));
+  EXPECT_FALSE(is_integer_binary_op("Div"));  // the CPU reports a zero divisor; no kernel here
+  EXPECT_THROW(emit_integer_binary({"Div", DType::I32, {2}, {2}, {2}}), Error);
+  EXPECT_THROW(emit_integer_binary({"Add", DType::F32, {2}, {2}, {2}}), Error);
+  EXPECT_THROW(emit_integer_binary({"Add", DType::I64, {2}, {3}, {2}}), Error);  // no broadcast
 }
 
 // Trilu is a copy read inside the band of the last two axes, zeros outside.
