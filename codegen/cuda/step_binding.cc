@@ -184,7 +184,6 @@ StepBinding elementwise_program(const StepView& s, bool clip,
   });
 }
 
-// One IR elementwise op as a one-instruction expression program.
 // Add, Sub, Mul, Max or Min of two integer tensors (integer_elementwise_emitter.h).
 StepBinding integer_binary(const StepView& s) {
   if (s.num_inputs() != 2 || !s.has_input(0) || !s.has_input(1) || !s.has_output(0))
@@ -194,6 +193,8 @@ StepBinding integer_binary(const StepView& s) {
   return emitted(s, [&] { return emit_integer_binary({s.op(), out.dtype, out.shape, a.shape, b.shape}); });
 }
 
+// One IR elementwise op as a one-instruction expression program (integer arithmetic: the integer
+// kernels).
 StepBinding elementwise(const StepView& s, ExprOp op) {
   if (s.has_output(0) && is_integer_storage(s.output(0).dtype) && is_integer_binary_op(s.op()))
     return integer_binary(s);
