@@ -40,16 +40,14 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }  // namespace
 
 CumSumSpec cumsum_spec(const Attrs& attrs, const TensorType& x) {
-  const int64_t rank = int64_t(x.shape.size());
-  int64_t axis = attrs.i("axis", 0);
-  if (axis < -rank || axis >= rank) throw Error(fmt::format("axis {} out of range for rank {}", axis, rank));
-  if (axis < 0) axis += rank;
+  const AxisView v = axis_view(x.shape, attrs.i("axis", 0));
   CumSumSpec spec;
   spec.dtype = x.dtype;
   spec.exclusive = attrs.i("exclusive", 0) != 0;
   spec.reverse = attrs.i("reverse", 0) != 0;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < axis ? spec.outer : d == axis ? spec.extent : spec.inner) *= x.shape[size_t(d)];
+  spec.outer = v.outer;
+  spec.extent = v.extent;
+  spec.inner = v.inner;
   return spec;
 }
 

@@ -102,6 +102,15 @@ std::string storage_value(DType t, double v) {
   return fmt::format("T({}LL)", int64_t(v));
 }
 
+AxisView axis_view(const Shape& dims, int64_t axis) {
+  const int64_t rank = int64_t(dims.size());
+  if (axis < -rank || axis >= rank) throw Error(fmt::format("axis {} out of range for rank {}", axis, rank));
+  if (axis < 0) axis += rank;
+  AxisView v;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? v.outer : d == axis ? v.extent : v.inner) *= dims[size_t(d)];
+  return v;
+}
+
 std::string dims_tag(const Shape& dims) {
   if (dims.empty()) return "scalar";
   return fmt::format("{}", fmt::join(dims, "x"));

@@ -46,6 +46,13 @@ std::string coordinate_decls(const Shape& dims, int64_t skipped_axis = -1);
 /// T(0) or T(1), an integer truncated).
 std::string storage_value(DType t, double v);
 
+/// `dims` as [outer, extent, inner] around `axis` (negative counts from the end): the products of
+/// the dims before it, its own and those after it. Throws dlc::Error for an axis out of range.
+struct AxisView {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+AxisView axis_view(const Shape& dims, int64_t axis);
+
 /// "4096x1000": dims joined for kernel names.
 std::string dims_tag(const Shape& dims);
 /// The kernel name "dlc_KIND_DTYPE_DETAIL" (DETAIL omitted when empty).

@@ -491,17 +491,14 @@ StepBinding loss_forward(const StepView& s, bool log_probabilities) {
                   {"log_prob", output_operand(1)}});
 }
 
+// Gather / GatherGrad on axis k: the embedding kernels on the table viewed as [outer, vocab, dim].
 StepBinding embedding(const StepView& s, bool backward) {
-  if (s.attrs.i("axis", 0) != 0) s.fail("only axis 0 (an embedding lookup) has a CUDA kernel");
-  const TensorType table = backward ? s.output(0) : s.input(0);
-  const TensorType indices = s.input(1);
-  if (table.shape.empty() || table.shape[0] == 0) s.fail("the table is empty or a scalar");
   EmbeddingSpec spec;
-  spec.dtype = table.dtype;
-  spec.index_dtype = indices.dtype;
-  spec.vocab = table.shape[0];
-  spec.dim = table.numel() / spec.vocab;
-  spec.indices = indices.numel();
+  try {
+    spec = gather_spec(s.attrs, backward ? s.output(0) : s.input(0), s.input(1));
+  } catch (const Error& e) {
+    s.fail(e.what());
+  }
   if (backward)
     return emitted(s, [&] { return emit_embedding_backward(spec); },
                    {{"dy", input_operand(0)}, {"indices", input_operand(1)}, {"dtable", output_operand(0)}});

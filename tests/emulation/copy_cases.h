@@ -6,6 +6,7 @@
 // integer ops, whose overflow C++ leaves undefined).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "codegen/cuda/copy_specs.h"
 #include "codegen/cuda/cumsum_emitter.h"
+#include "codegen/cuda/embedding_emitter.h"
 #include "codegen/cuda/integer_elementwise_emitter.h"
 #include "dlc/attributes.h"
 
@@ -25,12 +27,24 @@ struct CopyCase {
   DType dtype;
   std::vector<Shape> ins, outs;
   Attrs attrs;
-  DType index_dtype = DType::I64;  // GatherElements' indices (input 1)
+  DType index_dtype = DType::I64;  // the indices (input 1) of GatherElements, Gather, GatherGrad
 };
+
+inline bool takes_indices(const CopyCase& c) {
+  return c.op == "GatherElements" || c.op == "Gather" || c.op == "GatherGrad";
+}
 
 /// The dtype of input k of `c`.
 inline DType input_dtype(const CopyCase& c, size_t k) {
-  return c.op == "GatherElements" && k == 1 ? c.index_dtype : c.dtype;
+  return takes_indices(c) && k == 1 ? c.index_dtype : c.dtype;
+}
+
+/// The operand a kernel parameter names: inK / outK, or the embedding kernels' names for them.
+inline std::string positional_param(const std::string& param) {
+  if (param == "weight" || param == "dy") return "in0";
+  if (param == "indices") return "in1";
+  if (param == "out" || param == "dtable") return "out0";
+  return param;
 }
 
 inline std::vector<CopyCase> copy_cases() {
@@ -75,6 +89,12 @@ inline std::vector<CopyCase> copy_cases() {
   add("int_mul_i32", "Mul", DType::I32, {{2, 3}, {2, 3}}, {{2, 3}}, {});
   add("int_max_i64_outer", "Max", DType::I64, {{4, 1}, {1, 5}}, {{4, 5}}, {});
   add("int_min_i32_scalar", "Min", DType::I32, {{3, 7}, {}}, {{3, 7}}, {});
+  // Gather and its gradient on axis 1 (the embedding kernels on [outer, vocab, dim]); the gradient's
+  // indices are distinct (repeats add in another order than the CPU's) and its dy is f32.
+  add("gather_axis1", "Gather", DType::BF16, {{3, 6, 5}, {2, 2}}, {{3, 2, 2, 5}}, {{"axis", {1}}});
+  add("gather_grad_axis1", "GatherGrad", DType::F32, {{2, 4, 3}, {4}}, {{2, 7, 3}},
+      {{"axis", {1}}, {"shape", {2, 7, 3}}});
+  cases.back().index_dtype = DType::I32;
   add("gather_elements_last_axis", "GatherElements", DType::F16, {{2, 3, 7}, {2, 3, 3}}, {{2, 3, 3}},
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
@@ -90,50 +110,62 @@ inline codegen::cuda::KernelSource case_kernels(const CopyCase& c) {
     return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
   if (codegen::cuda::is_integer_binary_op(c.op))
     return codegen::cuda::emit_integer_binary({c.op, c.dtype, c.outs[0], c.ins[0], c.ins[1]});
+  if (c.op == "Gather" || c.op == "GatherGrad") {
+    const bool grad = c.op == "GatherGrad";
+    const auto spec = codegen::cuda::gather_spec(c.attrs, {c.dtype, grad ? c.outs[0] : c.ins[0]},
+                                                 {c.index_dtype, c.ins[1]});
+    return grad ? codegen::cuda::emit_embedding_backward(spec) : codegen::cuda::emit_embedding_gather(spec);
+  }
   std::vector<TensorType> ins, outs;
   for (size_t k = 0; k < c.ins.size(); ++k) ins.push_back({input_dtype(c, k), c.ins[k]});
   for (const Shape& s : c.outs) outs.push_back({c.dtype, s});
   return codegen::cuda::emit_copy_op(c.op, c.attrs, ins, outs);
 }
 
-/// Random bytes for input k of `c`; for GatherElements' indices, random indices in [-n, n) for the
-/// data's extent n on the axis (the CPU kernel rejects others).
+/// `values` stored as `t` (f32, i32 or i64) into `bytes`.
+inline void store_values(const std::vector<int64_t>& values, DType t, double scale,
+                         std::vector<uint8_t>& bytes) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (t == DType::F32) {
+      const float f = float(double(values[i]) * scale);
+      std::memcpy(bytes.data() + i * 4, &f, 4);
+    } else if (t == DType::I32) {
+      const int32_t v = int32_t(values[i]);
+      std::memcpy(bytes.data() + i * 4, &v, 4);
+    } else {
+      std::memcpy(bytes.data() + i * 8, &values[i], 8);
+    }
+  }
+}
+
+/// Random bytes for input k of `c`: indices in [-n, n) for the extent n of the gathered axis (the
+/// CPU kernels reject others; distinct ones for GatherGrad); small values for CumSum, GatherGrad's
+/// dy and the signed integer ops (sums stay finite, products small); any bytes otherwise.
 inline std::vector<uint8_t> input_bytes(const CopyCase& c, size_t k, std::mt19937& rng) {
   const DType t = input_dtype(c, k);
-  std::vector<uint8_t> bytes(size_t(num_elements(c.ins[k])) * dtype_size(t));
-  if (c.op == "CumSum" || (codegen::cuda::is_integer_binary_op(c.op) && t != DType::U8)) {
-    // values whose sums (and products) stay finite (floats) or small (integers)
-    std::uniform_int_distribution<int32_t> small(-1000, 1000);
-    for (size_t i = 0; i < bytes.size() / dtype_size(t); ++i) {
-      const int32_t v = small(rng);
-      if (t == DType::F32) {
-        const float f = float(v) / 7.0f;
-        std::memcpy(bytes.data() + i * 4, &f, 4);
-      } else if (t == DType::I32) {
-        std::memcpy(bytes.data() + i * 4, &v, 4);
-      } else {
-        const int64_t v64 = v;
-        std::memcpy(bytes.data() + i * 8, &v64, 8);
-      }
-    }
+  const size_t n = size_t(num_elements(c.ins[k]));
+  std::vector<uint8_t> bytes(n * dtype_size(t));
+  std::vector<int64_t> values(n);
+  if (takes_indices(c) && k == 1) {
+    const Shape& table = c.op == "GatherGrad" ? c.outs[0] : c.ins[0];
+    const int64_t rank = int64_t(table.size()), axis = c.attrs.i("axis", 0);
+    const int64_t extent = table[size_t(axis < 0 ? axis + rank : axis)];
+    std::vector<int64_t> rows(static_cast<size_t>(extent));
+    for (int64_t r = 0; r < extent; ++r) rows[size_t(r)] = r - (r % 2 ? extent : 0);  // some from the end
+    std::shuffle(rows.begin(), rows.end(), rng);
+    std::uniform_int_distribution<int64_t> any(-extent, extent - 1);
+    for (size_t i = 0; i < n; ++i) values[i] = c.op == "GatherGrad" ? rows.at(i) : any(rng);
+    store_values(values, t, 1.0, bytes);
     return bytes;
   }
-  if (c.op != "GatherElements" || k != 1) {
-    for (uint8_t& b : bytes) b = uint8_t(rng());
+  if (c.op == "CumSum" || c.op == "GatherGrad" ||
+      (codegen::cuda::is_integer_binary_op(c.op) && t != DType::U8)) {
+    std::uniform_int_distribution<int64_t> small(-1000, 1000);
+    for (int64_t& v : values) v = small(rng);
+    store_values(values, t, 1.0 / 7.0, bytes);
     return bytes;
   }
-  const int64_t rank = int64_t(c.ins[0].size()), axis = c.attrs.i("axis", 0);
-  const int64_t n = c.ins[0][size_t(axis < 0 ? axis + rank : axis)];
-  std::uniform_int_distribution<int64_t> index(-n, n - 1);
-  for (size_t i = 0; i < bytes.size() / dtype_size(t); ++i) {
-    const int64_t v = index(rng);
-    if (t == DType::I32) {
-      const int32_t v32 = int32_t(v);
-      std::memcpy(bytes.data() + i * 4, &v32, 4);
-    } else {
-      std::memcpy(bytes.data() + i * 8, &v, 8);
-    }
-  }
+  for (uint8_t& b : bytes) b = uint8_t(rng());
   return bytes;
 }
 

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   const std::vector<CopyCase> cases = copy_cases();
   for (size_t i = 0; i < cases.size(); ++i) {
     // Launcher slots: the inputs from 0, the outputs from kCopyOutputSlot.
-    auto argument = [&](const std::string& param) {
+    auto argument = [&](const std::string& name) {
+      const std::string param = positional_param(name);
       const bool input = param.rfind("in", 0) == 0;
       const int k = std::stoi(param.substr(input ? 2 : 3));
       const std::string type(

@@ -239,6 +239,14 @@ TEST(CudaEmitters, WorkspacesAndSplits) {
   const KernelSource emb = emit_embedding_backward({DType::BF16, DType::I64, 10, 4, 3});
   EXPECT_EQ(emb.entries.size(), 3u);
   EXPECT_EQ(emb.workspace_bytes, 256);
+  // Gather on axis 1 of [3, 10, 40]: three blocks of a [10, 40] table, each gathered alike.
+  const KernelSource outer = emit_embedding_backward({DType::BF16, DType::I64, 10, 40, 3, 3});
+  EXPECT_NE(outer.source.find("constexpr Index kOuter = 3;"), std::string::npos) << outer.source;
+  EXPECT_NE(outer.source.find("atomicAdd(accum + (o * kVocab + r) * kDim + p % kDim"), std::string::npos)
+      << outer.source;
+  EXPECT_EQ(outer.workspace_bytes, align256(3 * 10 * 40 * 4));
+  EXPECT_NE(outer.name, emit_embedding_backward({DType::BF16, DType::I64, 10, 40, 3}).name);
+  EXPECT_THROW(emit_embedding_gather({DType::F32, DType::I64, 10, 4, 3, 0}), Error);
 }
 
 // A fused reduction reads its program's result where the plain kernel reads x: the program's

@@ -264,6 +264,8 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_cross_entropy_forward({t, DType::I32, 64, 1000, 1, "none", std::nullopt, true}));
   v.push_back(emit_embedding_gather({t, DType::I64, 1000, 64, 300}));
   v.push_back(emit_embedding_backward({t, DType::I32, 1000, 64, 300}));
+  v.push_back(emit_embedding_gather({t, DType::I64, 10, 7, 5, 3}));  // Gather on axis 1 of [3, 10, 7]
+  v.push_back(emit_embedding_backward({t, DType::I64, 10, 8, 5, 3}));
   v.push_back(emit_sgd_update({t, t, 0.9, 0.0, 1e-4, true}));
   v.push_back(emit_adam_update({t, t, 0.9, 0.999, 1e-8, 0.0, false}));
   // Mixed precision: f32 parameters, a 16-bit (or f32) gradient.

@@ -637,32 +637,36 @@ TEST_P(CudaKernels, CrossEntropyBackward) {
 
 TEST_P(CudaKernels, EmbeddingGatherAndBackward) {
   for (const EmbeddingSpec& s :
-       {EmbeddingSpec{dtype(), DType::I64, 1000, 64, 300}, EmbeddingSpec{dtype(), DType::I32, 50, 7, 200}}) {
+       {EmbeddingSpec{dtype(), DType::I64, 1000, 64, 300}, EmbeddingSpec{dtype(), DType::I32, 50, 7, 200},
+        EmbeddingSpec{dtype(), DType::I64, 50, 8, 30, 3}}) {  // the last: Gather on axis 1 of [3, 50, 8]
+    // The table [vocab, dim], or [outer, vocab, dim] gathered on axis 1.
+    const Shape table_dims = s.outer == 1 ? Shape{s.vocab, s.dim} : Shape{s.outer, s.vocab, s.dim};
+    const Shape out_dims = s.outer == 1 ? Shape{s.indices, s.dim} : Shape{s.outer, s.indices, s.dim};
     // Indices with repeats and negative (from the end) entries.
     std::vector<double> idx;
     for (int64_t i = 0; i < s.indices; ++i)
       idx.push_back(double(i % 3 == 0 ? -(i % s.vocab) - 1 : (i * 13) % s.vocab));
     Tensor indices = make(s.index_dtype, {s.indices}, idx);
-    Tensor table = random({s.vocab, s.dim}, 16), dy = random({s.indices, s.dim}, 17);
+    Tensor table = random(table_dims, 16), dy = random(out_dims, 17);
     DeviceBuffer d_table = upload(table), d_idx = upload(indices),
-                 d_out(size_t(s.indices * s.dim) * dtype_size(dtype())), d_dy = upload(dy),
+                 d_out(size_t(num_elements(out_dims)) * dtype_size(dtype())), d_dy = upload(dy),
                  d_dtable(table.bytes.size());
     const KernelSource gather = emit_embedding_gather(s);
     run_kernels(gather, {{"weight", ptr(d_table)}, {"indices", ptr(d_idx)}, {"out", ptr(d_out)}});
-    Tensor tf = to_f32(table), want(TensorType{DType::F32, {s.indices, s.dim}});
-    Attrs axis0;
-    axis0.set("axis", int64_t(0));
-    run_cpu("Gather", axis0, {&tf, &indices}, {&want});
-    expect_close(download(d_out, {dtype(), {s.indices, s.dim}}), want, dtype(), gather.name);
+    Tensor tf = to_f32(table), want(TensorType{DType::F32, out_dims});
+    Attrs axis;
+    axis.set("axis", int64_t(s.outer == 1 ? 0 : 1));
+    run_cpu("Gather", axis, {&tf, &indices}, {&want});
+    expect_close(download(d_out, {dtype(), out_dims}), want, dtype(), gather.name);
 
     const KernelSource backward = emit_embedding_backward(s);
     run_kernels(backward, {{"dy", ptr(d_dy)}, {"indices", ptr(d_idx)}, {"dtable", ptr(d_dtable)}});
     if (!cpu::find_kernel("GatherGrad")) GTEST_SKIP() << "no CPU GatherGrad kernel to compare with";
-    Tensor dyf = to_f32(dy), dtable(TensorType{DType::F32, {s.vocab, s.dim}});
-    Attrs attrs = axis0;
-    attrs.set("shape", Shape{s.vocab, s.dim});
+    Tensor dyf = to_f32(dy), dtable(TensorType{DType::F32, table_dims});
+    Attrs attrs = axis;
+    attrs.set("shape", table_dims);
     run_cpu("GatherGrad", attrs, {&dyf, &indices}, {&dtable});
-    expect_close(download(d_dtable, {dtype(), {s.vocab, s.dim}}), dtable, dtype(), backward.name);
+    expect_close(download(d_dtable, {dtype(), table_dims}), dtable, dtype(), backward.name);
   }
 }
 
@@ -740,7 +744,12 @@ TEST_P(CudaKernels, CopyOpsFromTheirAttributes) {
       buffers.emplace_back(want.back().bytes.size());
       args["out" + std::to_string(k)] = ptr(buffers.back());
     }
-    run_kernels(emulation::case_kernels(c), args);
+    const KernelSource ks = emulation::case_kernels(c);
+    for (const KernelEntry& e : ks.entries)  // the embedding kernels' parameter names
+      for (const std::string& p : e.params)
+        if (!args.count(p) && args.count(emulation::positional_param(p)))
+          args[p] = args[emulation::positional_param(p)];
+    run_kernels(ks, args);
     std::vector<Tensor*> in_ptrs, want_ptrs;
     for (Tensor& t : ins) in_ptrs.push_back(&t);
     for (Tensor& t : want) want_ptrs.push_back(&t);
