@@ -16,24 +16,26 @@ namespace dlc::codegen::cuda {
 
 namespace {
 
-// The result of operands a and b, of type T.
+// The result of operands a and b, of type R (T, or unsigned char for a comparison).
 const std::map<std::string, const char*>& expressions() {
-  static const std::map<std::string, const char*> table = {{"Add", "T(a + b)"},
-                                                           {"Sub", "T(a - b)"},
-                                                           {"Mul", "T(a * b)"},
-                                                           {"Max", "a < b ? b : a"},
-                                                           {"Min", "b < a ? b : a"}};
+  static const std::map<std::string, const char*> table = {
+      {"Add", "R(a + b)"},      {"Sub", "R(a - b)"},
+      {"Mul", "R(a * b)"},      {"Max", "a < b ? b : a"},
+      {"Min", "b < a ? b : a"}, {"Equal", "R(a == b)"},
+      {"Greater", "R(a > b)"},  {"GreaterOrEqual", "R(a >= b)"},
+      {"Less", "R(a < b)"},     {"LessOrEqual", "R(a <= b)"}};
   return table;
 }
 
 constexpr const char* kKernel = R"(
 using T = ${T};
+using R = ${R};  // the result's type
 using Index = ${INDEX};
 constexpr Index kNumel = ${NUMEL};
 
 // Output element i of [${DIMS}]: ${OP} of a = in0[${A}] and b = in1[${B}].
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
-    const T* __restrict__ in0, const T* __restrict__ in1, T* __restrict__ out0) {
+    const T* __restrict__ in0, const T* __restrict__ in1, R* __restrict__ out0) {
   for (Index i = Index(blockIdx.x) * 256 + Index(threadIdx.x); i < kNumel; i += Index(gridDim.x) * 256) {
     const T a = in0[${A}], b = in1[${B}];
     out0[i] = ${EXPR};
@@ -44,6 +46,10 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }  // namespace
 
 bool is_integer_binary_op(const std::string& op) { return expressions().count(op) > 0; }
+
+bool is_integer_comparison(const std::string& op) {
+  return op == "Equal" || op == "Greater" || op == "GreaterOrEqual" || op == "Less" || op == "LessOrEqual";
+}
 
 bool is_integer_storage(DType t) { return t == DType::I32 || t == DType::I64 || t == DType::U8; }
 
@@ -62,15 +68,17 @@ KernelSource emit_integer_binary(const IntegerBinarySpec& spec) {
   ks.source =
       fmt::format("// dlc integer elementwise kernel {}: {} of {} and {} to {} ({}).\n", name, spec.op,
                   shape_str(spec.a), shape_str(spec.b), shape_str(spec.out), dtype_name(spec.dtype));
-  ks.source += fill(kKernel, {{"T", std::string(cuda_type(spec.dtype))},
-                              {"INDEX", std::string(index_type(std::max<int64_t>(numel, 1)))},
-                              {"NUMEL", fmt::format("{}", numel)},
-                              {"DIMS", fmt::format("{}", fmt::join(spec.out, ", "))},
-                              {"OP", spec.op},
-                              {"A", a},
-                              {"B", b},
-                              {"NAME", name},
-                              {"EXPR", it->second}});
+  ks.source +=
+      fill(kKernel, {{"T", std::string(cuda_type(spec.dtype))},
+                     {"R", std::string(cuda_type(is_integer_comparison(spec.op) ? DType::Bool : spec.dtype))},
+                     {"INDEX", std::string(index_type(std::max<int64_t>(numel, 1)))},
+                     {"NUMEL", fmt::format("{}", numel)},
+                     {"DIMS", fmt::format("{}", fmt::join(spec.out, ", "))},
+                     {"OP", spec.op},
+                     {"A", a},
+                     {"B", b},
+                     {"NAME", name},
+                     {"EXPR", it->second}});
   ks.entries.push_back({name, launch_1d(grid_for(numel, 256), 256), {"in0", "in1", "out0"}});
   return ks;
 }

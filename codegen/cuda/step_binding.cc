@@ -184,19 +184,23 @@ StepBinding elementwise_program(const StepView& s, bool clip,
   });
 }
 
-// Add, Sub, Mul, Max or Min of two integer tensors (integer_elementwise_emitter.h).
+// Add, Sub, Mul, Max, Min or a comparison of two integer tensors (integer_elementwise_emitter.h).
 StepBinding integer_binary(const StepView& s) {
   if (s.num_inputs() != 2 || !s.has_input(0) || !s.has_input(1) || !s.has_output(0))
     s.fail("expected two integer operands and a result");
   const TensorType a = s.input(0), b = s.input(1), out = s.output(0);
-  if (a.dtype != out.dtype || b.dtype != out.dtype) s.fail("the operands and the result differ in dtype");
-  return emitted(s, [&] { return emit_integer_binary({s.op(), out.dtype, out.shape, a.shape, b.shape}); });
+  const DType result = is_integer_comparison(s.op()) ? DType::Bool : a.dtype;
+  if (b.dtype != a.dtype || out.dtype != result)
+    s.fail(fmt::format("operands {} and {} give no {} result", dtype_name(a.dtype), dtype_name(b.dtype),
+                       dtype_name(out.dtype)));
+  return emitted(s, [&] { return emit_integer_binary({s.op(), a.dtype, out.shape, a.shape, b.shape}); });
 }
 
 // One IR elementwise op as a one-instruction expression program (integer arithmetic: the integer
 // kernels).
 StepBinding elementwise(const StepView& s, ExprOp op) {
-  if (s.has_output(0) && is_integer_storage(s.output(0).dtype) && is_integer_binary_op(s.op()))
+  if (s.num_inputs() == 2 && s.has_input(0) && is_integer_storage(s.input(0).dtype) &&
+      is_integer_binary_op(s.op()))
     return integer_binary(s);
   return elementwise_program(s, op == ExprOp::Clip, [&](ExprProgram& p, const std::vector<int>& args) {
     return op == ExprOp::Cast ? p.cast(args.at(0), s.output(0).dtype) : p.op(op, args);

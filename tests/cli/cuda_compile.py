@@ -12,7 +12,8 @@ compiles each in 0.1-0.9 s). tests/unit/cuda_plan_test.cc binds all twelve witho
 - identical kernels are stored once: generated_kernels < kernel_steps for the models with
   repeated layers (transformer, ResNet-18), <= for the others (their optimizer updates merge);
 - Slice, Pad, Concat and a comparison compile to generated kernels (an inference model);
-- a training plan with Dropout compiles (its i64 run counter's Add is an integer kernel);
+- training plans with Dropout and with NegativeLogLikelihoodLoss compile (the run counter's i64
+  Add and the labels' i64 Equal are integer kernels);
 - an op with no CUDA path (GatherND) fails cleanly, naming its node and op; so do a bad --device and
   --arch, and, without a GPU, `dlc run` / `dlc train` of a CUDA plan (an error naming the missing
   device); with a GPU, 5 training steps of the mlp's CUDA plan give the CPU plan's losses (rel. 1e-3).
@@ -127,6 +128,13 @@ def compile_dropout_training(checks, tmp):
     plan = os.path.join(tmp, "dropout.dlcplan")
     checks.run("dropout_training_compile",
                ["compile", model, "--train", "--loss", "mse", "--optimizer", "adam", *CUDA, "-o", plan])
+    # NegativeLogLikelihoodLoss: its gradient compares the i64 labels with the class ids.
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("LogSoftmax", ["h"], ["l"], axis=1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["l", "labels"], ["y"])]
+    model = make_model(os.path.join(tmp, "nll.onnx"), nodes, [("x", TensorProto.FLOAT, [4, 8])],
+                       [("y", TensorProto.FLOAT, [])],
+                       [w, numpy_helper.from_array(np.array([0, 3, 7, 1], np.int64), "labels")])
+    checks.run("nll_training_compile", ["compile", model, "--train", "--loss", "output", *CUDA, "-o", plan])
 
 
 def main():

@@ -34,6 +34,11 @@ inline bool takes_indices(const CopyCase& c) {
   return c.op == "GatherElements" || c.op == "Gather" || c.op == "GatherGrad";
 }
 
+/// The dtype of the outputs of `c` (bool for a comparison).
+inline DType output_dtype(const CopyCase& c) {
+  return codegen::cuda::is_integer_comparison(c.op) ? DType::Bool : c.dtype;
+}
+
 /// The dtype of input k of `c`.
 inline DType input_dtype(const CopyCase& c, size_t k) {
   return takes_indices(c) && k == 1 ? c.index_dtype : c.dtype;
@@ -89,6 +94,9 @@ inline std::vector<CopyCase> copy_cases() {
   add("int_mul_i32", "Mul", DType::I32, {{2, 3}, {2, 3}}, {{2, 3}}, {});
   add("int_max_i64_outer", "Max", DType::I64, {{4, 1}, {1, 5}}, {{4, 5}}, {});
   add("int_min_i32_scalar", "Min", DType::I32, {{3, 7}, {}}, {{3, 7}}, {});
+  // NegativeLogLikelihoodLoss's gradient: labels [N, 1] == class ids [C], a bool one-hot.
+  add("int_equal_one_hot", "Equal", DType::I64, {{6, 1}, {5}}, {{6, 5}}, {});
+  add("int_less_equal_i32", "LessOrEqual", DType::I32, {{4, 6}, {4, 6}}, {{4, 6}}, {});
   // Gather and its gradient on axis 1 (the embedding kernels on [outer, vocab, dim]); the gradient's
   // indices are distinct (repeats add in another order than the CPU's) and its dy is f32.
   add("gather_axis1", "Gather", DType::BF16, {{3, 6, 5}, {2, 2}}, {{3, 2, 2, 5}}, {{"axis", {1}}});
@@ -160,7 +168,9 @@ inline std::vector<uint8_t> input_bytes(const CopyCase& c, size_t k, std::mt1993
   }
   if (c.op == "CumSum" || c.op == "GatherGrad" ||
       (codegen::cuda::is_integer_binary_op(c.op) && t != DType::U8)) {
-    std::uniform_int_distribution<int64_t> small(-1000, 1000);
+    // comparisons: values from a few, so that ties occur
+    const int64_t range = codegen::cuda::is_integer_comparison(c.op) ? 3 : 1000;
+    std::uniform_int_distribution<int64_t> small(-range, range);
     for (int64_t& v : values) v = small(rng);
     store_values(values, t, 1.0 / 7.0, bytes);
     return bytes;

@@ -23,7 +23,7 @@ class EmulatedCopy : public testing::TestWithParam<int> {};
 TEST_P(EmulatedCopy, MatchesTheCpuKernel) {
   const CopyCase c = copy_cases().at(size_t(GetParam()));
   ASSERT_LE(c.ins.size(), size_t(kCopyOutputSlot));
-  const size_t element = dtype_size(c.dtype);
+  const size_t element = dtype_size(output_dtype(c));
   std::mt19937 rng(11);
   std::vector<Bytes> ins, got, want;
   void* slots[2 * kCopyOutputSlot] = {};
@@ -39,7 +39,7 @@ TEST_P(EmulatedCopy, MatchesTheCpuKernel) {
     got.emplace_back(bytes, 0xab);
     want.emplace_back(bytes, 0xab);
     slots[size_t(kCopyOutputSlot) + k] = got.back().data();
-    out_views.push_back({c.dtype, c.outs[k], want.back().data()});
+    out_views.push_back({output_dtype(c), c.outs[k], want.back().data()});
   }
   for (size_t k = 0; k < c.ins.size(); ++k) in_views.push_back({input_dtype(c, k), c.ins[k], ins[k].data()});
   copy_launchers().at(GetParam())(slots);

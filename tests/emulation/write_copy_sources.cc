@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
       const bool input = param.rfind("in", 0) == 0;
       const int k = std::stoi(param.substr(input ? 2 : 3));
       const std::string type(
-          dlc::codegen::cuda::cuda_type(input ? input_dtype(cases[i], size_t(k)) : cases[i].dtype));
+          dlc::codegen::cuda::cuda_type(input ? input_dtype(cases[i], size_t(k)) : output_dtype(cases[i])));
       return "static_cast<" + type + "*>(a[" + std::to_string(k + (input ? 0 : kCopyOutputSlot)) + "])";
     };
     const std::string tag = "copy" + std::to_string(i);

@@ -68,7 +68,8 @@ TEST(CudaCodegenCompileCopy, IntegerAndBoolTypes) {
         emit_cumsum({DType::I64, 1, 4096, 1, true, true}), emit_cumsum({DType::I32, 7, 9, 1, false, true}),
         emit_integer_binary({"Add", DType::I64, {}, {}, {}}),
         emit_integer_binary({"Sub", DType::U8, {3, 4}, {3, 4}, {4}}),
-        emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}})}) {
+        emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}}),
+        emit_integer_binary({"Equal", DType::I64, {6, 5}, {6, 1}, {5}})}) {
     const auto program =
         dlc::cuda::nvrtc_cache().compile(ks.name, ks.source, ks.kernel_names(), NvrtcOptions{});
     EXPECT_EQ(program->log, "") << "NVRTC warnings for " << ks.name;

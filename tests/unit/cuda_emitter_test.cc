@@ -496,11 +496,16 @@ TEST(CudaEmitters, InstanceNormForward) {
 TEST(CudaEmitters, IntegerBinary) {
   const KernelSource counter = emit_integer_binary({"Add", DType::I64, {}, {}, {}});
   EXPECT_NE(counter.source.find("using T = long long;"), std::string::npos) << counter.source;
-  EXPECT_NE(counter.source.find("out0[i] = T(a + b);"), std::string::npos) << counter.source;
+  EXPECT_NE(counter.source.find("out0[i] = R(a + b);"), std::string::npos) << counter.source;
   const KernelSource max = emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}});
   EXPECT_NE(max.source.find("const T a = in0[i / 5], b = in1[i % 5];"), std::string::npos) << max.source;
   EXPECT_NE(max.source.find("out0[i] = a < b ? b : a;"), std::string::npos) << max.source;
   EXPECT_NE(emit_integer_binary({"Sub", DType::I32, {4, 5}, {4, 1}, {1, 5}}).name, max.name);
+  const KernelSource eq = emit_integer_binary({"Equal", DType::I64, {6, 5}, {6, 1}, {5}});
+  EXPECT_NE(eq.source.find("using R = unsigned char;"), std::string::npos) << eq.source;
+  EXPECT_NE(eq.source.find("out0[i] = R(a == b);"), std::string::npos) << eq.source;
+  EXPECT_TRUE(is_integer_comparison("Equal"));
+  EXPECT_FALSE(is_integer_comparison("Add"));
   EXPECT_TRUE(is_integer_binary_op("Mul"));
   EXPECT_FALSE(is_integer_binary_op("Div"));  // the CPU reports a zero divisor; no kernel here
   EXPECT_THROW(emit_integer_binary({"Div", DType::I32, {2}, {2}, {2}}), Error);

@@ -40,7 +40,8 @@ TEST(CudaGolden, LayerNormForwardBf16) {
 }
 
 TEST(CudaGolden, AdamwUpdateF32) {
-  check_golden("adamw_update_f32.cu", emit_adam_update({DType::F32, DType::F32, 0.9, 0.999, 1e-8, 0.01, true}));
+  check_golden("adamw_update_f32.cu",
+               emit_adam_update({DType::F32, DType::F32, 0.9, 0.999, 1e-8, 0.01, true}));
 }
 
 }  // namespace

@@ -740,7 +740,7 @@ TEST_P(CudaKernels, CopyOpsFromTheirAttributes) {
       args["in" + std::to_string(k)] = ptr(buffers.back());
     }
     for (size_t k = 0; k < c.outs.size(); ++k) {
-      want.emplace_back(TensorType{c.dtype, c.outs[k]});
+      want.emplace_back(TensorType{emulation::output_dtype(c), c.outs[k]});
       buffers.emplace_back(want.back().bytes.size());
       args["out" + std::to_string(k)] = ptr(buffers.back());
     }
