@@ -3,17 +3,12 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cuda/emit_util.h"
 #include "dlc/error.h"
 
 namespace dlc::codegen::cuda {
 
 namespace {
-
-size_t normalized_axis(int64_t axis, size_t rank) {
-  const int64_t r = int64_t(rank);
-  if (axis < -r || axis >= std::max<int64_t>(r, 1)) throw Error(fmt::format("axis {} out of range", axis));
-  return size_t(axis < 0 ? axis + r : axis);
-}
 
 // The source `t` read at the output's coordinates.
 CopySource identity_source(const TensorType& t) {
@@ -36,7 +31,7 @@ SlicedAxes sliced_axes(const Attrs& attrs, size_t rank) {
     throw Error("starts, axes and steps differ in length");
   for (size_t k = 0; k < axes.size(); ++k) {
     if (s.steps[k] == 0) throw Error("a step is 0");
-    s.axes.push_back(normalized_axis(axes[k], rank));
+    s.axes.push_back(size_t(normalized_axis(axes[k], int64_t(rank))));
   }
   return s;
 }
@@ -78,7 +73,7 @@ CopySpec pad_copy(const Attrs& attrs, const TensorType& in, const TensorType& ou
 }
 
 CopySpec concat_copy(const Attrs& attrs, const std::vector<TensorType>& ins, const TensorType& out) {
-  const size_t axis = normalized_axis(attrs.i("axis"), out.shape.size());
+  const size_t axis = size_t(normalized_axis(attrs.i("axis"), int64_t(out.shape.size())));
   CopySpec spec{out.dtype, out.shape, {}, "constant", 0};
   int64_t offset = 0;
   for (const TensorType& in : ins) {
@@ -99,7 +94,8 @@ CopySpec transpose_copy(const Attrs& attrs, const TensorType& in, const TensorTy
   if (perm.size() != rank) throw Error("perm does not have the input's rank");
   CopySpec spec{in.dtype, out.shape, {identity_source(in)}, "constant", 0};
   spec.sources[0].out_axis.assign(rank, 0);
-  for (size_t i = 0; i < rank; ++i) spec.sources[0].out_axis[normalized_axis(perm[i], rank)] = int64_t(i);
+  for (size_t i = 0; i < rank; ++i)
+    spec.sources[0].out_axis[size_t(normalized_axis(perm[i], int64_t(rank)))] = int64_t(i);
   return spec;
 }
 
@@ -121,7 +117,7 @@ CopySpec trilu_copy(const Attrs& attrs, const TensorType& in, const TensorType& 
 // Output k is the slice of the input at the sum of the earlier outputs' extents on the axis.
 std::vector<CopySpec> split_copies(const Attrs& attrs, const TensorType& in,
                                    const std::vector<TensorType>& outs) {
-  const size_t axis = normalized_axis(attrs.i("axis", 0), in.shape.size());
+  const size_t axis = size_t(normalized_axis(attrs.i("axis", 0), int64_t(in.shape.size())));
   std::vector<CopySpec> specs;
   int64_t offset = 0;
   for (const TensorType& out : outs) {
@@ -138,8 +134,8 @@ std::vector<CopySpec> split_copies(const Attrs& attrs, const TensorType& in,
 GatherElementsSpec gather_elements_spec(const Attrs& attrs, const TensorType& data, const TensorType& indices,
                                         const TensorType& out) {
   if (indices.shape != out.shape) throw Error("the output does not have the indices' shape");
-  const size_t axis = normalized_axis(attrs.i("axis", 0), data.shape.size());
-  return {data.dtype, indices.dtype, data.shape, out.shape, int64_t(axis)};
+  const int64_t axis = normalized_axis(attrs.i("axis", 0), int64_t(data.shape.size()));
+  return {data.dtype, indices.dtype, data.shape, out.shape, axis};
 }
 
 KernelSource emit_copy_op(const std::string& op, const Attrs& attrs, const std::vector<TensorType>& ins,

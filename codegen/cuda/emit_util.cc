@@ -102,13 +102,22 @@ std::string storage_value(DType t, double v) {
   return fmt::format("T({}LL)", int64_t(v));
 }
 
-AxisView axis_view(const Shape& dims, int64_t axis) {
-  const int64_t rank = int64_t(dims.size());
-  if (axis < -rank || axis >= rank) throw Error(fmt::format("axis {} out of range for rank {}", axis, rank));
-  if (axis < 0) axis += rank;
+int64_t normalized_axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    throw Error(fmt::format("axis {} out of range for rank {}", axis, rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+AxisView axes_view(const Shape& dims, int64_t first, int64_t last) {
   AxisView v;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? v.outer : d == axis ? v.extent : v.inner) *= dims[size_t(d)];
+  for (int64_t d = 0; d < int64_t(dims.size()); ++d)
+    (d < first ? v.outer : d <= last ? v.extent : v.inner) *= dims[size_t(d)];
   return v;
+}
+
+AxisView axis_view(const Shape& dims, int64_t axis) {
+  const int64_t a = normalized_axis(axis, int64_t(dims.size()));
+  return axes_view(dims, a, a);
 }
 
 std::string dims_tag(const Shape& dims) {

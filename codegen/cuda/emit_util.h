@@ -46,11 +46,17 @@ std::string coordinate_decls(const Shape& dims, int64_t skipped_axis = -1);
 /// T(0) or T(1), an integer truncated).
 std::string storage_value(DType t, double v);
 
-/// `dims` as [outer, extent, inner] around `axis` (negative counts from the end): the products of
-/// the dims before it, its own and those after it. Throws dlc::Error for an axis out of range.
+/// `axis` of a rank-`rank` tensor counted from the front (a negative axis counts from the end;
+/// axis 0 of a scalar is allowed). Throws dlc::Error for an axis out of range.
+int64_t normalized_axis(int64_t axis, int64_t rank);
+
+/// `dims` as [outer, extent, inner] around the adjacent axes [first, last] (normalized; last <
+/// first: no axis): the products of the dims before them, their own and those after them.
 struct AxisView {
   int64_t outer = 1, extent = 1, inner = 1;
 };
+AxisView axes_view(const Shape& dims, int64_t first, int64_t last);
+/// axes_view around the one axis `axis` (negative counts from the end; normalized_axis's errors).
 AxisView axis_view(const Shape& dims, int64_t axis);
 
 /// "4096x1000": dims joined for kernel names.

@@ -13,6 +13,7 @@
 #include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/copy_specs.h"
+#include "codegen/cuda/emit_util.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/cumsum_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
@@ -35,6 +36,12 @@
 namespace dlc::codegen::cuda {
 
 namespace {
+
+// A step's refusal, already naming the step (StepView::fail). bind_cuda_step reports any other
+// dlc::Error a rule or emitter throws (an unsupported dtype, an axis out of range, …) as one.
+struct NoCudaPath : Error {
+  using Error::Error;
+};
 
 // A step with its operands' types and attributes, and the error every rule reports.
 class StepView {
@@ -63,7 +70,7 @@ class StepView {
   }
 
   [[noreturn]] void fail(const std::string& why) const {
-    throw Error(fmt::format("step '{}' (op {}) has no CUDA path: {}", step_.name(), op(), why));
+    throw NoCudaPath(fmt::format("step '{}' (op {}) has no CUDA path: {}", step_.name(), op(), why));
   }
 
   Attrs attrs;
@@ -89,16 +96,10 @@ StepBinding kernel_binding(KernelSource source) {
 
 using NamedOperands = std::initializer_list<std::pair<const char*, OperandRef>>;
 
-// Runs `emit` and reports an emitter's refusal (an unsupported dtype, …) as the step's error;
-// `args` binds the kernel's parameters not named "inN" / "outN".
+// Runs `emit`; `args` binds the kernel's parameters not named "inN" / "outN".
 template <typename Emit>
-StepBinding emitted(const StepView& s, Emit&& emit, NamedOperands args = {}) {
-  StepBinding b;
-  try {
-    b = kernel_binding(emit());
-  } catch (const Error& e) {
-    s.fail(e.what());
-  }
+StepBinding emitted(Emit&& emit, NamedOperands args = {}) {
+  StepBinding b = kernel_binding(emit());
   for (const auto& [param, operand] : args) b.args[param] = operand;
   return b;
 }
@@ -136,17 +137,12 @@ void bind_positional_args(const StepView& s, StepBinding& b) {
   b.args = std::move(args);
 }
 
-int64_t normalized_axis(const StepView& s, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) s.fail(fmt::format("axis {} out of range", axis));
-  return axis < 0 ? axis + rank : axis;
-}
-
-// [outer, extent, inner] of `dims` around the contiguous axes [first, last].
-void split_dims(const Shape& dims, int64_t first, int64_t last, int64_t& outer, int64_t& extent,
-                int64_t& inner) {
-  outer = extent = inner = 1;
-  for (int64_t d = 0; d < int64_t(dims.size()); ++d)
-    (d < first ? outer : d <= last ? extent : inner) *= dims[size_t(d)];
+// Sets a row kernel's [outer, extent, inner].
+template <typename Spec>
+void set_view(Spec& spec, const AxisView& v) {
+  spec.outer = v.outer;
+  spec.extent = v.extent;
+  spec.inner = v.inner;
 }
 
 // ---- generated kernels
@@ -171,14 +167,8 @@ StepBinding elementwise_program(const StepView& s, bool clip,
   }
   if (clip)
     while (args.size() < 3) args.push_back(p.constant(args.size() == 1 ? -INFINITY : INFINITY));
-  int value = -1;
-  try {
-    value = body(p, args);
-  } catch (const Error& e) {
-    s.fail(e.what());
-  }
-  p.output("out0", value, out.dtype);
-  return emitted(s, [&] {
+  p.output("out0", body(p, args), out.dtype);
+  return emitted([&] {
     p.validate();
     return emit_elementwise(p);
   });
@@ -193,7 +183,7 @@ StepBinding integer_binary(const StepView& s) {
   if (b.dtype != a.dtype || out.dtype != result)
     s.fail(fmt::format("operands {} and {} give no {} result", dtype_name(a.dtype), dtype_name(b.dtype),
                        dtype_name(out.dtype)));
-  return emitted(s, [&] { return emit_integer_binary({s.op(), a.dtype, out.shape, a.shape, b.shape}); });
+  return emitted([&] { return emit_integer_binary({s.op(), a.dtype, out.shape, a.shape, b.shape}); });
 }
 
 // One IR elementwise op as a one-instruction expression program (integer arithmetic: the integer
@@ -224,8 +214,7 @@ StepBinding fused_elementwise(const StepView& s) {
   }
   std::vector<std::string> names;
   for (int i = 0; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
-  return emitted(s,
-                 [&] { return emit_elementwise(parse_expr_program(s.attrs.s("program"), inputs, names)); });
+  return emitted([&] { return emit_elementwise(parse_expr_program(s.attrs.s("program"), inputs, names)); });
 }
 
 // Expand: the input broadcast to the output's shape (an identity program).
@@ -233,7 +222,7 @@ StepBinding expand(const StepView& s) {
   const TensorType in = s.input(0), out = s.output(0);
   ExprProgram p(out.shape);
   p.output("out0", p.input("in0", in.dtype, in.shape), out.dtype);
-  return emitted(s, [&] {
+  return emitted([&] {
     p.validate();
     return emit_elementwise(p);
   });
@@ -244,7 +233,7 @@ std::vector<int64_t> reduced_axes(const StepView& s, int64_t rank) {
   std::vector<int64_t> axes = s.has_input(1) ? s.constant_ints(1) : s.attrs.ints("axes", {});
   if (axes.empty() && s.attrs.i("noop_with_empty_axes", 0) != 0)
     s.fail("noop_with_empty_axes is not supported");
-  for (int64_t& a : axes) a = normalized_axis(s, a, rank);
+  for (int64_t& a : axes) a = normalized_axis(a, rank);
   return axes;
 }
 
@@ -262,22 +251,16 @@ StepBinding reduce_log_sum_exp(const StepView& s) {
   SoftmaxSpec spec;
   spec.dtype = x.dtype;
   spec.lse = true;
-  split_dims(x.shape, axes.empty() ? 0 : axes.front(), axes.empty() ? -1 : axes.back(), spec.outer,
-             spec.extent, spec.inner);
-  return emitted(s, [&] { return emit_softmax_forward(spec); },
+  set_view(spec, axes_view(x.shape, axes.empty() ? 0 : axes.front(), axes.empty() ? -1 : axes.back()));
+  return emitted([&] { return emit_softmax_forward(spec); },
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 StepBinding reduce(const StepView& s, ReduceOp op) {
   const TensorType x = s.input(0);
   const std::vector<int64_t> axes = reduced_axes(s, int64_t(x.shape.size()));
-  ReduceSpec spec;
-  try {
-    spec = reduce_spec(op, x.dtype, x.shape, axes);
-  } catch (const Error& e) {
-    s.fail(e.what());
-  }
-  return emitted(s, [&] { return emit_reduce(spec); }, {{"x", input_operand(0)}, {"y", output_operand(0)}});
+  const ReduceSpec spec = reduce_spec(op, x.dtype, x.shape, axes);
+  return emitted([&] { return emit_reduce(spec); }, {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 // The fusion pass's FusedReduce: the reduction kernel reading its program's result.
@@ -291,17 +274,17 @@ StepBinding fused_reduce(const StepView& s) {
   const std::string op = s.attrs.s("reduce", "");
   if (op != "ReduceSum" && op != "ReduceMean")
     s.fail(fmt::format("reduce '{}' is not ReduceSum or ReduceMean", op));
-  return emitted(s,
-                 [&] {
-                   std::vector<std::string> names = {"y"};
-                   for (int i = 1; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
-                   const ExprProgram p = parse_expr_program(s.attrs.s("program"), inputs, names);
-                   ReduceSpec spec = reduce_spec(op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean,
-                                                 DType::F32, p.dims, s.attrs.ints("axes", {}));
-                   spec.prologue = &p;
-                   return emit_reduce(spec);
-                 },
-                 {{"y", output_operand(0)}});
+  return emitted(
+      [&] {
+        std::vector<std::string> names = {"y"};
+        for (int i = 1; i < s.num_outputs(); ++i) names.push_back(fmt::format("out{}", i));
+        const ExprProgram p = parse_expr_program(s.attrs.s("program"), inputs, names);
+        ReduceSpec spec = reduce_spec(op == "ReduceSum" ? ReduceOp::Sum : ReduceOp::Mean, DType::F32, p.dims,
+                                      s.attrs.ints("axes", {}));
+        spec.prologue = &p;
+        return emit_reduce(spec);
+      },
+      {{"y", output_operand(0)}});
 }
 
 // ArgMax / ArgMin over one axis: the index kernel (arg_extremum_emitter.h).
@@ -309,21 +292,18 @@ StepBinding arg_extremum(const StepView& s, bool max) {
   const TensorType x = s.input(0);
   if (s.output(0).dtype != DType::I64) s.fail("the result is not int64");
   const int64_t rank = int64_t(x.shape.size());
-  const int64_t axis = normalized_axis(s, s.attrs.i("axis", 0), rank);
+  const int64_t axis = normalized_axis(s.attrs.i("axis", 0), rank);
   ArgExtremumSpec spec;
   spec.dtype = x.dtype;
   spec.max = max;
   spec.last = s.attrs.i("select_last_index", 0) != 0;
-  if (rank == 0)
-    spec.outer = spec.extent = spec.inner = 1;
-  else
-    split_dims(x.shape, axis, axis, spec.outer, spec.extent, spec.inner);
-  return emitted(s, [&] { return emit_arg_extremum(spec); },
+  set_view(spec, axes_view(x.shape, axis, axis));
+  return emitted([&] { return emit_arg_extremum(spec); },
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 StepBinding cumsum(const StepView& s) {
-  return emitted(s, [&] { return emit_cumsum(cumsum_spec(s.attrs, s.input(0))); });
+  return emitted([&] { return emit_cumsum(cumsum_spec(s.attrs, s.input(0))); });
 }
 
 // Fails the step unless its first `count` outputs, which its kernels all write (`what`), are present.
@@ -335,23 +315,23 @@ void require_outputs(const StepView& s, int count, std::string_view what) {
 // The [outer, extent, inner] view of a softmax step's first operand along its axis.
 SoftmaxSpec softmax_spec(const StepView& s, bool log) {
   const TensorType x = s.input(0);
-  const int64_t axis = normalized_axis(s, s.attrs.i("axis", -1), int64_t(x.shape.size()));
+  const int64_t axis = normalized_axis(s.attrs.i("axis", -1), int64_t(x.shape.size()));
   SoftmaxSpec spec;
   spec.dtype = x.dtype;
   spec.log = log;
-  split_dims(x.shape, axis, axis, spec.outer, spec.extent, spec.inner);
+  set_view(spec, axes_view(x.shape, axis, axis));
   return spec;
 }
 
 StepBinding softmax(const StepView& s, bool log) {
   const SoftmaxSpec spec = softmax_spec(s, log);
-  return emitted(s, [&] { return emit_softmax_forward(spec); },
+  return emitted([&] { return emit_softmax_forward(spec); },
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
 StepBinding softmax_grad(const StepView& s) {
   const SoftmaxSpec spec = softmax_spec(s, false);
-  return emitted(s, [&] { return emit_softmax_backward(spec); },
+  return emitted([&] { return emit_softmax_backward(spec); },
                  {{"dy", input_operand(0)}, {"y", input_operand(1)}, {"dx", output_operand(0)}});
 }
 
@@ -376,33 +356,31 @@ AttentionSpec attention_spec(const StepView& s, int first) {
 
 StepBinding attention(const StepView& s) {
   const AttentionSpec spec = attention_spec(s, 0);
-  return emitted(s, [&] { return emit_attention_forward(spec); },
-                 {{"q", input_operand(0)},
-                  {"k", input_operand(1)},
-                  {"v", input_operand(2)},
-                  {"o", output_operand(0)},
-                  {"lse", output_operand(1)}});
+  return emitted([&] { return emit_attention_forward(spec); }, {{"q", input_operand(0)},
+                                                                {"k", input_operand(1)},
+                                                                {"v", input_operand(2)},
+                                                                {"o", output_operand(0)},
+                                                                {"lse", output_operand(1)}});
 }
 
 StepBinding attention_grad(const StepView& s) {
   const AttentionSpec spec = attention_spec(s, 1);
   require_outputs(s, 3, "dq, dk and dv");
-  return emitted(s, [&] { return emit_attention_backward(spec); },
-                 {{"dout", input_operand(0)},
-                  {"q", input_operand(1)},
-                  {"k", input_operand(2)},
-                  {"v", input_operand(3)},
-                  {"o", input_operand(4)},
-                  {"lse", input_operand(5)},
-                  {"dq", output_operand(0)},
-                  {"dk", output_operand(1)},
-                  {"dv", output_operand(2)}});
+  return emitted([&] { return emit_attention_backward(spec); }, {{"dout", input_operand(0)},
+                                                                 {"q", input_operand(1)},
+                                                                 {"k", input_operand(2)},
+                                                                 {"v", input_operand(3)},
+                                                                 {"o", input_operand(4)},
+                                                                 {"lse", input_operand(5)},
+                                                                 {"dq", output_operand(0)},
+                                                                 {"dk", output_operand(1)},
+                                                                 {"dv", output_operand(2)}});
 }
 
 StepBinding layer_norm(const StepView& s) {
   const TensorType x = s.input(0);
   const int64_t rank = int64_t(x.shape.size());
-  const int64_t axis = normalized_axis(s, s.attrs.i("axis", -1), rank);
+  const int64_t axis = normalized_axis(s.attrs.i("axis", -1), rank);
   LayerNormSpec spec;
   spec.dtype = x.dtype;
   spec.cols = num_elements(Shape(x.shape.begin() + axis, x.shape.end()));
@@ -417,13 +395,12 @@ StepBinding layer_norm(const StepView& s) {
   for (int i = 1; i <= 2; ++i)
     if (s.has_output(i) && s.output(i).dtype != DType::F32)
       s.fail(fmt::format("output {} (statistics) must be f32", i));
-  return emitted(s, [&] { return emit_layer_norm_forward(spec); },
-                 {{"x", input_operand(0)},
-                  {"scale", input_operand(1)},
-                  {"bias", input_operand(2)},
-                  {"y", output_operand(0)},
-                  {"mean", output_operand(1)},
-                  {"inv_std", output_operand(2)}});
+  return emitted([&] { return emit_layer_norm_forward(spec); }, {{"x", input_operand(0)},
+                                                                 {"scale", input_operand(1)},
+                                                                 {"bias", input_operand(2)},
+                                                                 {"y", output_operand(0)},
+                                                                 {"mean", output_operand(1)},
+                                                                 {"inv_std", output_operand(2)}});
 }
 
 // InstanceNormalization of [N, C, D…]: the layer-norm forward on [N · C, D…] rows, scale and
@@ -440,13 +417,12 @@ StepBinding instance_norm(const StepView& s) {
   for (int i = 1; i <= 2; ++i)
     if (!s.has_input(i) || s.input(i).numel() != spec.channels)
       s.fail(fmt::format("input {} does not have one element per channel ({})", i, spec.channels));
-  return emitted(s, [&] { return emit_layer_norm_forward(spec); },
-                 {{"x", input_operand(0)},
-                  {"scale", input_operand(1)},
-                  {"bias", input_operand(2)},
-                  {"y", output_operand(0)},
-                  {"mean", OperandRef{}},
-                  {"inv_std", OperandRef{}}});
+  return emitted([&] { return emit_layer_norm_forward(spec); }, {{"x", input_operand(0)},
+                                                                 {"scale", input_operand(1)},
+                                                                 {"bias", input_operand(2)},
+                                                                 {"y", output_operand(0)},
+                                                                 {"mean", OperandRef{}},
+                                                                 {"inv_std", OperandRef{}}});
 }
 
 StepBinding layer_norm_grad(const StepView& s) {
@@ -458,13 +434,12 @@ StepBinding layer_norm_grad(const StepView& s) {
   spec.epsilon = s.attrs.f("epsilon", 1e-5);
   if (s.input(0).dtype != x.dtype) spec.y_dtype = s.input(0).dtype;
   require_outputs(s, 3, "dx, dscale and dbias");
-  return emitted(s, [&] { return emit_layer_norm_backward(spec); },
-                 {{"dy", input_operand(0)},
-                  {"x", input_operand(1)},
-                  {"scale", input_operand(2)},
-                  {"dx", output_operand(0)},
-                  {"dscale", output_operand(1)},
-                  {"dbias", output_operand(2)}});
+  return emitted([&] { return emit_layer_norm_backward(spec); }, {{"dy", input_operand(0)},
+                                                                  {"x", input_operand(1)},
+                                                                  {"scale", input_operand(2)},
+                                                                  {"dx", output_operand(0)},
+                                                                  {"dscale", output_operand(1)},
+                                                                  {"dbias", output_operand(2)}});
 }
 
 // The losses' spec; class weights (the input after the labels) only where `weights` allows them.
@@ -476,7 +451,10 @@ CrossEntropySpec cross_entropy_spec(const StepView& s, int scores_input, bool we
   CrossEntropySpec spec;
   spec.dtype = scores.dtype;
   spec.label_dtype = labels.dtype;
-  split_dims(scores.shape, 1, 1, spec.batch, spec.classes, spec.inner);
+  const AxisView v = axes_view(scores.shape, 1, 1);
+  spec.batch = v.outer;
+  spec.classes = v.extent;
+  spec.inner = v.inner;
   spec.reduction = s.attrs.s("reduction", "mean");
   if (s.attrs.has("ignore_index")) spec.ignore_index = s.attrs.i("ignore_index");
   return spec;
@@ -487,26 +465,20 @@ StepBinding loss_forward(const StepView& s, bool log_probabilities) {
   CrossEntropySpec spec = cross_entropy_spec(s, 0, true);
   spec.log_probabilities = log_probabilities;
   if (s.has_input(2) && s.input(2).dtype != spec.dtype) s.fail("the class weights' dtype is not the scores'");
-  return emitted(s, [&] { return emit_cross_entropy_forward(spec); },
-                 {{"scores", input_operand(0)},
-                  {"labels", input_operand(1)},
-                  {"weight", input_operand(2)},
-                  {"loss", output_operand(0)},
-                  {"log_prob", output_operand(1)}});
+  return emitted([&] { return emit_cross_entropy_forward(spec); }, {{"scores", input_operand(0)},
+                                                                    {"labels", input_operand(1)},
+                                                                    {"weight", input_operand(2)},
+                                                                    {"loss", output_operand(0)},
+                                                                    {"log_prob", output_operand(1)}});
 }
 
 // Gather / GatherGrad on axis k: the embedding kernels on the table viewed as [outer, vocab, dim].
 StepBinding embedding(const StepView& s, bool backward) {
-  EmbeddingSpec spec;
-  try {
-    spec = gather_spec(s.attrs, backward ? s.output(0) : s.input(0), s.input(1));
-  } catch (const Error& e) {
-    s.fail(e.what());
-  }
+  const EmbeddingSpec spec = gather_spec(s.attrs, backward ? s.output(0) : s.input(0), s.input(1));
   if (backward)
-    return emitted(s, [&] { return emit_embedding_backward(spec); },
+    return emitted([&] { return emit_embedding_backward(spec); },
                    {{"dy", input_operand(0)}, {"indices", input_operand(1)}, {"dtable", output_operand(0)}});
-  return emitted(s, [&] { return emit_embedding_gather(spec); },
+  return emitted([&] { return emit_embedding_gather(spec); },
                  {{"weight", input_operand(0)}, {"indices", input_operand(1)}, {"out", output_operand(0)}});
 }
 
@@ -555,7 +527,7 @@ StepBinding optimizer(const StepView& s, const MultiTensorLayout& layout, int te
       s.fail("the merged parameters or gradients have different dtypes");
     entries[size_t(k)].n = p.numel();
   }
-  StepBinding b = emitted(s, [&] {
+  StepBinding b = emitted([&] {
     if (rmsprop) {
       RmspropSpec spec;
       spec.dtype = dtype;
@@ -626,7 +598,7 @@ StepBinding copy(const StepView& s) {
     if (!s.has_output(i)) s.fail(fmt::format("output {} is absent", i));
     outs.push_back(s.output(i));
   }
-  return emitted(s, [&] { return emit_copy_op(s.op(), s.attrs, ins, outs); });
+  return emitted([&] { return emit_copy_op(s.op(), s.attrs, ins, outs); });
 }
 
 // Training-mode Dropout on the CPU kernel's Philox stream.
@@ -638,11 +610,10 @@ StepBinding dropout(const StepView& s) {
   spec.seed = uint64_t(s.attrs.i("seed", 0));
   spec.mask = s.has_output(1);
   if (s.has_input(1)) spec.offset_dtype = s.input(1).dtype;
-  return emitted(s, [&] { return emit_dropout(spec); },
-                 {{"x", input_operand(0)},
-                  {"offset", input_operand(1)},
-                  {"y", output_operand(0)},
-                  {"mask", output_operand(1)}});
+  return emitted([&] { return emit_dropout(spec); }, {{"x", input_operand(0)},
+                                                      {"offset", input_operand(1)},
+                                                      {"y", output_operand(0)},
+                                                      {"mask", output_operand(1)}});
 }
 
 // ---- library calls and host-side steps
@@ -796,11 +767,10 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"SoftmaxCrossEntropyGrad",
        [](const StepView& s) {
          const CrossEntropySpec spec = cross_entropy_spec(s, 1, false);
-         return emitted(s, [&] { return emit_cross_entropy_backward(spec); },
-                        {{"dloss", input_operand(0)},
-                         {"scores", input_operand(1)},
-                         {"labels", input_operand(2)},
-                         {"dscores", output_operand(0)}});
+         return emitted([&] { return emit_cross_entropy_backward(spec); }, {{"dloss", input_operand(0)},
+                                                                            {"scores", input_operand(1)},
+                                                                            {"labels", input_operand(2)},
+                                                                            {"dscores", output_operand(0)}});
        }},
       {"Gather", [](const StepView& s) { return embedding(s, false); }},
       {"GatherElements", copy},
@@ -837,15 +807,21 @@ StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int
   const plan::Step& step = stage.steps(step_index);
   const StepView s(plan, stage, step);
   StepBinding b;
-  if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel())) {  // never Input or Constant
-    b = elementwise(s, *op);
-  } else if (is_activation_with_attributes(step.kernel())) {
-    b = activation(s);
-  } else {
-    const auto& table = rules();
-    const auto it = table.find(step.kernel());
-    if (it == table.end()) s.fail("no generated kernel or library call implements this op");
-    b = it->second(s);
+  try {
+    if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel())) {  // never Input or Constant
+      b = elementwise(s, *op);
+    } else if (is_activation_with_attributes(step.kernel())) {
+      b = activation(s);
+    } else {
+      const auto& table = rules();
+      const auto it = table.find(step.kernel());
+      if (it == table.end()) s.fail("no generated kernel or library call implements this op");
+      b = it->second(s);
+    }
+  } catch (const NoCudaPath&) {
+    throw;
+  } catch (const Error& e) {
+    s.fail(e.what());
   }
   if (b.kind == StepBinding::Kind::Kernel) bind_positional_args(s, b);
   return b;

@@ -14,7 +14,7 @@
 #include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/broadcast_layout.h"
 #include "codegen/cuda/multi_tensor.h"
-#include "tests/emulation/copy_cases.h"
+#include "tests/emulation/op_cases.h"
 #include "tests/unit/cuda_kernel_cases.h"
 #include "tests/unit/cuda_test_util.h"
 
@@ -722,11 +722,11 @@ TEST_P(CudaKernels, CopySlicePadConcatTranspose) {
 }
 
 // Tile, SliceGrad, Split, GatherElements and the other copies as the op table binds them from their
-// attributes (tests/emulation/copy_cases.h, each case's own dtype; run once, under f32), byte for byte
+// attributes (tests/emulation/op_cases.h, each case's own dtype; run once, under f32), byte for byte
 // against the CPU kernels: what dlc_emulated_cuda_tests checks on the host, here on the device.
 TEST_P(CudaKernels, CopyOpsFromTheirAttributes) {
   if (dtype() != DType::F32) GTEST_SKIP() << "the cases carry their own dtypes";
-  for (const emulation::CopyCase& c : emulation::copy_cases()) {
+  for (const emulation::OpCase& c : emulation::op_cases()) {
     std::vector<Tensor> ins, want;
     std::vector<DeviceBuffer> buffers;
     Args args;

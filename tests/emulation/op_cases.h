@@ -1,9 +1,9 @@
-// The data-movement ops whose CUDA copies (codegen/cuda/copy_specs.h) run emulated and on a GPU,
-// and CumSum (cumsum_emitter.h) and the integer elementwise ops (integer_elementwise_emitter.h),
-// which the same harness checks: each case an op with its
-// attributes and operand shapes, bound the way the CUDA op table binds it, and random input bytes
-// for it (valid indices for GatherElements, small integers or floats for CumSum and the signed
-// integer ops, whose overflow C++ leaves undefined).
+// The ops whose emitted CUDA kernels run emulated and on a GPU against the CPU kernels byte for
+// byte: the data-movement copies (codegen/cuda/copy_specs.h), GatherElements, Gather and its
+// gradient, CumSum (cumsum_emitter.h) and the integer elementwise ops
+// (integer_elementwise_emitter.h). Each case is an op with its attributes and operand shapes, bound the way
+// the CUDA op table binds it, and random input bytes for it (valid indices for GatherElements, small integers
+// or floats for CumSum and the signed integer ops, whose overflow C++ leaves undefined).
 #pragma once
 
 #include <algorithm>
@@ -21,7 +21,7 @@
 
 namespace dlc::emulation {
 
-struct CopyCase {
+struct OpCase {
   std::string name;  // the test's name
   std::string op;
   DType dtype;
@@ -30,17 +30,17 @@ struct CopyCase {
   DType index_dtype = DType::I64;  // the indices (input 1) of GatherElements, Gather, GatherGrad
 };
 
-inline bool takes_indices(const CopyCase& c) {
+inline bool takes_indices(const OpCase& c) {
   return c.op == "GatherElements" || c.op == "Gather" || c.op == "GatherGrad";
 }
 
 /// The dtype of the outputs of `c` (bool for a comparison).
-inline DType output_dtype(const CopyCase& c) {
+inline DType output_dtype(const OpCase& c) {
   return codegen::cuda::is_integer_comparison(c.op) ? DType::Bool : c.dtype;
 }
 
 /// The dtype of input k of `c`.
-inline DType input_dtype(const CopyCase& c, size_t k) {
+inline DType input_dtype(const OpCase& c, size_t k) {
   return takes_indices(c) && k == 1 ? c.index_dtype : c.dtype;
 }
 
@@ -52,8 +52,8 @@ inline std::string positional_param(const std::string& param) {
   return param;
 }
 
-inline std::vector<CopyCase> copy_cases() {
-  std::vector<CopyCase> cases;
+inline std::vector<OpCase> op_cases() {
+  std::vector<OpCase> cases;
   auto add = [&](std::string name, std::string op, DType t, std::vector<Shape> ins, std::vector<Shape> outs,
                  std::initializer_list<std::pair<const char*, std::vector<int64_t>>> ints) {
     Attrs a;
@@ -106,14 +106,14 @@ inline std::vector<CopyCase> copy_cases() {
   add("gather_elements_last_axis", "GatherElements", DType::F16, {{2, 3, 7}, {2, 3, 3}}, {{2, 3, 3}},
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
-  for (CopyCase& c : cases)
+  for (OpCase& c : cases)
     for (const char* key : {"axis", "upper", "k", "exclusive", "reverse"})
       if (c.attrs.has(key)) c.attrs.set(key, c.attrs.ints(key).at(0));
   return cases;
 }
 
 /// The kernels of `c`, as the CUDA op table emits them.
-inline codegen::cuda::KernelSource case_kernels(const CopyCase& c) {
+inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
   if (c.op == "CumSum")
     return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
   if (codegen::cuda::is_integer_binary_op(c.op))
@@ -149,7 +149,7 @@ inline void store_values(const std::vector<int64_t>& values, DType t, double sca
 /// Random bytes for input k of `c`: indices in [-n, n) for the extent n of the gathered axis (the
 /// CPU kernels reject others; distinct ones for GatherGrad); small values for CumSum, GatherGrad's
 /// dy and the signed integer ops (sums stay finite, products small); any bytes otherwise.
-inline std::vector<uint8_t> input_bytes(const CopyCase& c, size_t k, std::mt19937& rng) {
+inline std::vector<uint8_t> input_bytes(const OpCase& c, size_t k, std::mt19937& rng) {
   const DType t = input_dtype(c, k);
   const size_t n = size_t(num_elements(c.ins[k]));
   std::vector<uint8_t> bytes(n * dtype_size(t));
