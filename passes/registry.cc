@@ -11,6 +11,7 @@
 #include "passes/dce.h"
 #include "passes/fuse_attention.h"
 #include "passes/fusion.h"
+#include "passes/lower_einsum.h"
 #include "passes/mixed_precision.h"
 #include "passes/schedule_memory.h"
 
@@ -45,6 +46,7 @@ const std::vector<Registration>& table() {
         [](const PassServices&) -> std::unique_ptr<Pass> {
           return std::make_unique<CommonSubexpressionElimination>();
         },
+        [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<LowerEinsum>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Canonicalize>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<ChannelsLast>(); },
         [](const PassServices&) -> std::unique_ptr<Pass> { return std::make_unique<Fusion>(); },

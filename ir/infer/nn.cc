@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "dlc/attention.h"
+#include "dlc/einsum_equation.h"
 #include "ir/infer.h"
 
 namespace dlc::ir {
@@ -102,21 +103,6 @@ void check_bias(InferContext& ctx, int64_t channels) {
     ctx.fail("bias {} must be a vector of the {} output channels", b.str(), channels);
 }
 
-// Splits a canonical einsum equation "ab,bc->ac" into operand and output terms.
-void split_equation(const InferContext& ctx, std::string_view eq, std::vector<std::string_view>* terms,
-                    std::string_view* out) {
-  const size_t arrow = eq.find("->");
-  if (arrow == std::string_view::npos) ctx.fail("equation '{}' has no explicit output", eq);
-  *out = eq.substr(arrow + 2);
-  std::string_view lhs = eq.substr(0, arrow);
-  for (size_t start = 0;;) {
-    const size_t comma = lhs.find(',', start);
-    terms->push_back(lhs.substr(start, comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-}
-
 }  // namespace
 
 void infer_MatMul(InferContext& ctx) {
@@ -159,9 +145,10 @@ void infer_MatMul(InferContext& ctx) {
 
 void infer_Einsum(InferContext& ctx) {
   const std::string& eq = ctx.attrs().s("equation");
-  std::vector<std::string_view> terms;
-  std::string_view out;
-  split_equation(ctx, eq, &terms, &out);
+  const std::optional<EinsumEquation> parsed = parse_einsum_equation(eq);
+  if (!parsed) ctx.fail("equation '{}' has no explicit output", eq);
+  const std::vector<std::string>& terms = parsed->terms;
+  const std::string& out = parsed->output;
   if (int(terms.size()) != ctx.num_inputs())
     ctx.fail("equation '{}' has {} operands, the node {}", eq, terms.size(), ctx.num_inputs());
   std::map<char, int64_t> dims;

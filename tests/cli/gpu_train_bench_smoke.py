@@ -7,11 +7,13 @@
   - a --smoke run in bf16: dlc compiles both models' CUDA training plans (ResNet-50's 53
     convolutions and the transformer) for sm_90, and each dlc run either trains (with a GPU) or
     ends with dlc's no-device error (without one); PyTorch eager reports a speed where torch is
-    installed, else that it is missing (torch.compile: a speed or that this torch lacks it); the
+    installed, else that it is missing (ResNet-50's also where torchvision is; torch.compile: a speed
+    or that this torch lacks it); the
     report and every run carry the fields docs/benchmarks.md lists for them.
 
 usage: gpu_train_bench_smoke.py PATH/TO/dlc WORK_DIR
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -38,6 +40,10 @@ def torch_installed() -> bool:
         return bool(torch.__version__)
     except ImportError:
         return False
+
+
+def torchvision_installed() -> bool:
+    return importlib.util.find_spec("torchvision") is not None
 
 
 def main() -> int:
@@ -97,6 +103,9 @@ def main() -> int:
             for run in (eager, compiled):
                 if run.get("error") != "torch is not installed":
                     failures.append(f"{m['model']} {run['variant']} without torch: {run.get('error')!r}")
+        elif m["model"] == "resnet50" and not torchvision_installed():
+            if eager.get("error") != bench.TORCHVISION_MISSING:
+                failures.append(f"resnet50 torch without torchvision: {eager.get('error')!r}")
         else:
             if not eager.get("samples_per_s", 0) > 0:
                 failures.append(f"{m['model']} torch: no speed ({eager.get('error')})")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the reference data of the PyTorch training-parity test (check_parity.py).
 
-    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer]
+    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer,einsum]
     make_parity_models.py --resnet18 [--out build/parity]
 
 For each model, a folder OUT/<model>/ with
@@ -19,7 +19,7 @@ the output is the same on every run of the same torch build. Elements where floa
 too noisy for the metric (parity_metric.py) are listed in meta.json with their noise; a case with
 more than MAX_ILL_CONDITIONED of them is refused.
 
-The small models (mlp, cnn, cnn_bias, resnet, transformer) are committed under tests/parity/data (the default).
+The small models (mlp, cnn, cnn_bias, resnet, transformer, einsum) are committed under tests/parity/data (the default).
 torchvision's ResNet-18 (11.7M parameters, ~140 MB of data) is not: --resnet18 writes it to
 build/parity/resnet18 (or --out), where `check_parity.py DLC tests/parity/data build/parity` and
 the ctest test `parity` pick it up when present.
@@ -163,6 +163,30 @@ class Transformer(nn.Module):
         return self.head(self.ln_f(self.blocks(self.embed(tokens) + self.pos)).mean(dim=1))
 
 
+class EinsumAttention(nn.Module):
+    """Self-attention and its projections written with torch.einsum, which exports as ONNX Einsum
+    (dlc's lower-einsum pass rewrites each into MatMul, Transpose, Reshape and ReduceSum): per-head
+    projections 'btd,hde->bhte', scores 'bhqe,bhke->bhqk', the context in the seq-major layout
+    'bhqk,bhke->bqhe', and a head that sums over positions inside the contraction 'btd,dc->bc'
+    (a letter only one operand has). Input [B, T, D] Gaussian."""
+
+    def __init__(self, d: int = 16, heads: int = 2, seq: int = 6, classes: int = 10):
+        super().__init__()
+        e = d // heads
+        self.seq, self.d, self.scale = seq, d, 1.0 / math.sqrt(e)
+        self.wq, self.wk, self.wv = (nn.Parameter(torch.randn(heads, d, e) / math.sqrt(d)) for _ in range(3))
+        self.head = nn.Parameter(torch.randn(d, classes) / math.sqrt(d))
+        self.bias = nn.Parameter(torch.zeros(classes))
+
+    def forward(self, x):
+        q = torch.einsum("btd,hde->bhte", x, self.wq)
+        k = torch.einsum("btd,hde->bhte", x, self.wk)
+        v = torch.einsum("btd,hde->bhte", x, self.wv)
+        att = torch.softmax(torch.einsum("bhqe,bhke->bhqk", q, k) * self.scale, dim=-1)
+        y = x + torch.einsum("bhqk,bhke->bqhe", att, v).reshape(-1, self.seq, self.d)
+        return torch.einsum("btd,dc->bc", y, self.head) / self.seq + self.bias
+
+
 def make_resnet18() -> nn.Module:
     import torchvision
     return torchvision.models.resnet18()
@@ -186,6 +210,7 @@ MODELS = {
     "cnn_bias": ModelSpec(make_cnn_bias, 8, lambda rng, b: (gaussian(2, 12, 12)(rng, b), 10)),
     "resnet": ModelSpec(make_resnet, 8, lambda rng, b: (gaussian(1, 12, 12)(rng, b), 10)),
     "transformer": ModelSpec(Transformer, 8, lambda rng, b: (rng.integers(0, 50, (b, 8), dtype=np.int64), 10)),
+    "einsum": ModelSpec(EinsumAttention, 8, lambda rng, b: (gaussian(6, 16)(rng, b), 10)),
     # Adam on ResNet-18 at lr 1e-3 is chaotic in float32: PyTorch's float32 and float64 runs end
     # up about one step apart on most weights after three steps, so nothing could be checked.
     # At lr 1e-4 with eps 1e-3 they stay within 1e-3 of the step (the stem convolution, whose
@@ -334,7 +359,7 @@ def make_model_data(name: str, out_dir: str, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="output folder (default tests/parity/data, or build/parity with --resnet18)")
-    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer", help="comma-separated subset")
+    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer,einsum", help="comma-separated subset")
     parser.add_argument("--resnet18", action="store_true", help="make torchvision's ResNet-18 data only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

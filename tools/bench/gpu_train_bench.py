@@ -59,6 +59,7 @@ Writes JSON (stdout, or --json FILE; format in docs/benchmarks.md, "GPU benchmar
 table on stderr.
 """
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -87,6 +88,7 @@ except ImportError:  # the dlc half still runs
 LR = 1e-3
 PEAK_TFLOPS = "fp32=67,bf16=989,fp16=989"  # H200 SXM, dense (no sparsity); fp32 without TF32
 VARIANTS = ("dlc", "torch", "torch_compile", "dlc_unfused_attention")
+TORCHVISION_MISSING = "torchvision is not installed (PyTorch's ResNet-50)"
 
 # Full size and --smoke size of each model.
 SHAPES = {
@@ -250,6 +252,8 @@ def torch_variant(args, name: str, shape: dict, model: str, data: str, precision
         return {"error": "torch is not installed"}
     if compiled and not hasattr(torch, "compile"):
         return {"error": f"torch {torch.__version__} has no torch.compile"}
+    if name == "resnet50" and importlib.util.find_spec("torchvision") is None:
+        return {"error": TORCHVISION_MISSING}
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if precision == "fp16" and device == "cpu":
         return {"error": "fp16 autocast needs a GPU"}

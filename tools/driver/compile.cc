@@ -12,6 +12,7 @@
 #include "passes/dce.h"
 #include "passes/expand_gradients.h"
 #include "passes/fusion.h"
+#include "passes/lower_einsum.h"
 #include "passes/schedule_memory.h"
 #include "tools/driver/cuda_plan.h"
 
@@ -59,6 +60,7 @@ std::unique_ptr<ir::Graph> import_model_bytes(const std::string& model_bytes, co
 
 void add_import_passes(passes::PassManager& pm) {
   pm.add(std::make_unique<passes::ExpandGradients>());
+  pm.add(std::make_unique<passes::LowerEinsum>());
   pm.add(std::make_unique<passes::Canonicalize>());
   pm.add(std::make_unique<passes::DeadCodeElimination>());
 }

@@ -36,7 +36,7 @@ std::unique_ptr<ir::Graph> import_model(const std::string& model_path, const Com
 /// Same for a serialized standalone model (no external data) named `what` in messages.
 std::unique_ptr<ir::Graph> import_model_bytes(const std::string& model_bytes, const std::string& what,
                                               const CompileOptions& options);
-/// Appends the passes every pipeline runs on an imported graph: expand-gradients, canonicalize,
+/// Appends the passes every pipeline runs on an imported graph: expand-gradients, lower-einsum, canonicalize,
 /// dce. The inference pipeline is these, fusion and schedule; the training pipeline continues
 /// after them.
 void add_import_passes(passes::PassManager& pm);

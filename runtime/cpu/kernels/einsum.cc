@@ -4,6 +4,7 @@
 #include <map>
 #include <string_view>
 
+#include "dlc/einsum_equation.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/onednn.h"
@@ -21,17 +22,10 @@ struct EinsumPlan {
 
 EinsumPlan plan_einsum(const KernelContext& ctx) {
   const std::string eq = ctx.attrs.s("equation");
-  const size_t arrow = eq.find("->");
-  if (arrow == std::string::npos) ctx.fail("equation '{}' has no explicit output", eq);
-  const std::string_view out(eq.data() + arrow + 2);
-  std::vector<std::string_view> terms;
-  for (size_t start = 0;;) {
-    const size_t comma = eq.find(',', start);
-    const size_t end = comma == std::string::npos || comma > arrow ? arrow : comma;
-    terms.emplace_back(eq.data() + start, end - start);
-    if (end == arrow) break;
-    start = comma + 1;
-  }
+  const std::optional<EinsumEquation> parsed = parse_einsum_equation(eq);
+  if (!parsed) ctx.fail("equation '{}' has no explicit output", eq);
+  const std::string_view out = parsed->output;
+  const std::vector<std::string>& terms = parsed->terms;
   if (terms.size() != ctx.inputs.size())
     ctx.fail("equation '{}' does not match {} operands", eq, ctx.inputs.size());
   std::map<char, int64_t> size;

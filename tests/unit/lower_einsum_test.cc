@@ -1,0 +1,120 @@
+// The lower-einsum pass (passes/lower_einsum.h): each equation's lowered graph gives the CPU Einsum
+// kernel's values, contains no Einsum, and differentiates (autodiff's MatMul, Transpose, Reshape
+// and ReduceSum rules) to gradients that match finite differences; the Einsums it must leave alone
+// stay.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "passes/lower_einsum.h"
+#include "tests/unit/gradient_check.h"
+
+namespace dlc {
+namespace {
+
+using ir::OpKind;
+
+struct EinsumCase {
+  std::string equation;
+  std::vector<Shape> shapes;
+};
+
+void PrintTo(const EinsumCase& c, std::ostream* os) { *os << c.equation; }
+
+// The equations of ONNX's backend cases, attention's, a linear layer's, a three-operand chain,
+// a letter summed inside one operand, an outer product, a scalar result and a pure transpose.
+const std::vector<EinsumCase> kLowered = {
+    {"bij,bjk->bik", {{3, 2, 5}, {3, 5, 4}}},
+    {"i,i->", {{5}, {5}}},
+    {"ij->i", {{3, 4}}},
+    {"ij->ji", {{3, 4}}},
+    {"bhqd,bhkd->bhqk", {{2, 3, 4, 5}, {2, 3, 6, 5}}},
+    {"bhqk,bhkd->bqhd", {{2, 3, 4, 6}, {2, 3, 6, 5}}},
+    {"bld,dh->blh", {{2, 3, 4}, {4, 5}}},
+    {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}},
+    {"abc,cd->bd", {{2, 3, 4}, {4, 5}}},
+    {"i,j->ij", {{3}, {4}}},
+    {"bij,bij->b", {{2, 3, 4}, {2, 3, 4}}},
+    {"ij->ij", {{2, 3}}},
+};
+
+class LowerEinsum : public ::testing::TestWithParam<EinsumCase> {
+ protected:
+  // The case's Einsum over `operands` (parameters or constants) as the graph's output "y".
+  static ir::Node* einsum(ir::Graph& g, const EinsumCase& c, std::mt19937& rng, bool parameters) {
+    std::vector<ir::Value*> ins;
+    for (size_t i = 0; i < c.shapes.size(); ++i) {
+      Tensor t = gradcheck::uniform_tensor(c.shapes[i], rng, -2, 2);
+      const std::string name = "x" + std::to_string(i);
+      ins.push_back(parameters ? g.add_parameter(name, std::move(t)) : g.add_constant(name, std::move(t)));
+    }
+    Attrs a;
+    a.set("equation", c.equation);
+    return g.add_node(OpKind::Einsum, ins, a, {"y"}, "einsum");
+  }
+
+  static Tensor evaluate(ir::Graph& g) {
+    auto session = Session::create(codegen::lower_to_plan(g));
+    session->run();
+    return session->output("y");
+  }
+};
+
+TEST_P(LowerEinsum, GivesTheEinsumKernelsValues) {
+  const EinsumCase& c = GetParam();
+  std::mt19937 rng(3), same_rng(3);
+  ir::Graph reference, lowered;
+  reference.add_output(einsum(reference, c, rng, false)->outputs[0]);
+  lowered.add_output(einsum(lowered, c, same_rng, false)->outputs[0]);
+  passes::LowerEinsum pass;
+  EXPECT_TRUE(pass.run(lowered));
+  EXPECT_EQ(pass.stats().at("einsums_lowered"), 1);
+  ir::verify(lowered);
+  for (const ir::Node* n : lowered.nodes()) EXPECT_NE(n->op, OpKind::Einsum);
+  ASSERT_EQ(lowered.outputs()[0]->name, "y");
+  const Tensor want = evaluate(reference), got = evaluate(lowered);
+  ASSERT_EQ(got.type, want.type);
+  const std::vector<double> w = want.as_double(), v = got.as_double();
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(v[i], w[i], 1e-12 * (1 + std::abs(w[i]))) << i;
+}
+
+TEST_P(LowerEinsum, DifferentiatesToFiniteDifferences) {
+  const EinsumCase& c = GetParam();
+  std::mt19937 rng(5);
+  ir::Graph g;
+  ir::Node* n = einsum(g, c, rng, true);
+  gradcheck::weighted_sum_loss(g, {n->outputs[0]}, rng);
+  ASSERT_TRUE(passes::LowerEinsum().run(g));
+  gradcheck::check_gradients(g, {});
+}
+
+INSTANTIATE_TEST_SUITE_P(Equations, LowerEinsum, testing::ValuesIn(kLowered), [](const auto& info) {
+  std::string name;
+  for (char ch : info.param.equation) name += std::isalpha(static_cast<unsigned char>(ch)) ? ch : '_';
+  return name;
+});
+
+// A diagonal (a letter repeated in one term), a broadcast size-1 letter and integer operands stay
+// Einsums, which the CPU kernel runs.
+TEST(LowerEinsumKeeps, DiagonalsBroadcastsAndIntegers) {
+  for (const auto& [equation, shapes, dtype] :
+       std::vector<std::tuple<std::string, std::vector<Shape>, DType>>{
+           {"bii->bi", {{2, 3, 3}}, DType::F32},
+           {"ij,jk->ik", {{2, 1}, {3, 4}}, DType::F32},
+           {"ij,jk->ik", {{2, 3}, {3, 4}}, DType::I64}}) {
+    ir::Graph g;
+    std::vector<ir::Value*> ins;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      ins.push_back(g.add_input("x" + std::to_string(i), {dtype, shapes[i]}));
+    Attrs a;
+    a.set("equation", equation);
+    g.add_output(g.add_node(OpKind::Einsum, ins, a, {"y"}, "einsum")->outputs[0]);
+    passes::LowerEinsum pass;
+    EXPECT_FALSE(pass.run(g)) << equation;
+    EXPECT_EQ(pass.stats().at("einsums_kept"), 1) << equation;
+    EXPECT_EQ(g.nodes().at(0)->op, OpKind::Einsum) << equation;
+  }
+}
+
+}  // namespace
+}  // namespace dlc
