@@ -13,12 +13,12 @@
 #include "codegen/cuda/attention_emitter.h"
 #include "codegen/cuda/copy_emitter.h"
 #include "codegen/cuda/copy_specs.h"
-#include "codegen/cuda/emit_util.h"
 #include "codegen/cuda/cross_entropy_emitter.h"
 #include "codegen/cuda/cumsum_emitter.h"
 #include "codegen/cuda/dropout_emitter.h"
 #include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
+#include "codegen/cuda/emit_util.h"
 #include "codegen/cuda/integer_elementwise_emitter.h"
 #include "codegen/cuda/layer_norm_emitter.h"
 #include "codegen/cuda/multi_tensor.h"
@@ -67,6 +67,14 @@ class StepView {
     if (b.kind() != plan::Buffer::CONSTANT || b.init() < 0)
       fail(fmt::format("input {} ('{}') is not a constant", i, b.name()));
     return plan::from_proto(plan_.initial_values(b.init()), b.name()).as_int64();
+  }
+
+  /// The dtypes of the inputs present.
+  std::vector<DType> input_dtypes() const {
+    std::vector<DType> dtypes;
+    for (int i = 0; i < num_inputs(); ++i)
+      if (has_input(i)) dtypes.push_back(input(i).dtype);
+    return dtypes;
   }
 
   [[noreturn]] void fail(const std::string& why) const {
@@ -174,24 +182,21 @@ StepBinding elementwise_program(const StepView& s, bool clip,
   });
 }
 
-// Add, Sub, Mul, Max, Min or a comparison of two integer tensors (integer_elementwise_emitter.h).
-StepBinding integer_binary(const StepView& s) {
-  if (s.num_inputs() != 2 || !s.has_input(0) || !s.has_input(1) || !s.has_output(0))
-    s.fail("expected two integer operands and a result");
-  const TensorType a = s.input(0), b = s.input(1), out = s.output(0);
-  const DType result = is_integer_comparison(s.op()) ? DType::Bool : a.dtype;
-  if (b.dtype != a.dtype || out.dtype != result)
-    s.fail(fmt::format("operands {} and {} give no {} result", dtype_name(a.dtype), dtype_name(b.dtype),
-                       dtype_name(out.dtype)));
-  return emitted([&] { return emit_integer_binary({s.op(), a.dtype, out.shape, a.shape, b.shape}); });
+// An integer elementwise op (integer_elementwise_emitter.h): Mod's fmod attribute as the kernel's.
+StepBinding integer_elementwise(const StepView& s) {
+  IntegerElementwiseSpec spec{s.op(), {}, {}, s.attrs.i("fmod", 0) != 0};
+  for (int i = 0; i < s.num_inputs(); ++i) {
+    if (!s.has_input(i)) s.fail(fmt::format("input {} is absent", i));
+    spec.operands.push_back(s.input(i));
+  }
+  if (s.num_outputs() != 1 || !s.has_output(0)) s.fail("expected one output");
+  spec.out = s.output(0);
+  return emitted([&] { return emit_integer_elementwise(spec); });
 }
 
-// One IR elementwise op as a one-instruction expression program (integer arithmetic: the integer
-// kernels).
+// One IR elementwise op as a one-instruction expression program (integer operands take the integer
+// kernels, bind_cuda_step).
 StepBinding elementwise(const StepView& s, ExprOp op) {
-  if (s.num_inputs() == 2 && s.has_input(0) && is_integer_storage(s.input(0).dtype) &&
-      is_integer_binary_op(s.op()))
-    return integer_binary(s);
   return elementwise_program(s, op == ExprOp::Clip, [&](ExprProgram& p, const std::vector<int>& args) {
     return op == ExprOp::Cast ? p.cast(args.at(0), s.output(0).dtype) : p.op(op, args);
   });
@@ -808,7 +813,10 @@ StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int
   const StepView s(plan, stage, step);
   StepBinding b;
   try {
-    if (const std::optional<ExprOp> op = expr_op_from_name(step.kernel())) {  // never Input or Constant
+    if (takes_integer_kernel(s.op(), s.input_dtypes(), s.has_output(0) ? s.output(0).dtype : DType::F32)) {
+      b = integer_elementwise(s);
+    } else if (const std::optional<ExprOp> op =
+                   expr_op_from_name(step.kernel())) {  // never Input or Constant
       b = elementwise(s, *op);
     } else if (is_activation_with_attributes(step.kernel())) {
       b = activation(s);

@@ -27,21 +27,36 @@ struct OpCase {
   DType dtype;
   std::vector<Shape> ins, outs;
   Attrs attrs;
-  DType index_dtype = DType::I64;  // the indices (input 1) of GatherElements, Gather, GatherGrad
+  DType index_dtype = DType::I64;          // the indices (input 1) of GatherElements, Gather, GatherGrad
+  std::vector<DType> operand_dtypes = {};  // where the operands' dtypes differ (Pow, Where)
 };
 
 inline bool takes_indices(const OpCase& c) {
   return c.op == "GatherElements" || c.op == "Gather" || c.op == "GatherGrad";
 }
 
-/// The dtype of the outputs of `c` (bool for a comparison).
-inline DType output_dtype(const OpCase& c) {
-  return codegen::cuda::is_integer_comparison(c.op) ? DType::Bool : c.dtype;
-}
-
 /// The dtype of input k of `c`.
 inline DType input_dtype(const OpCase& c, size_t k) {
+  if (!c.operand_dtypes.empty()) return c.operand_dtypes.at(k);
   return takes_indices(c) && k == 1 ? c.index_dtype : c.dtype;
+}
+
+/// The dtypes of the inputs of `c`.
+inline std::vector<DType> input_dtypes(const OpCase& c) {
+  std::vector<DType> dtypes;
+  for (size_t k = 0; k < c.ins.size(); ++k) dtypes.push_back(input_dtype(c, k));
+  return dtypes;
+}
+
+/// Whether `c` is an integer elementwise op (integer_elementwise_emitter.h).
+inline bool is_integer_op(const OpCase& c) {
+  return codegen::cuda::takes_integer_kernel(c.op, input_dtypes(c), c.dtype);
+}
+
+/// The dtype of the outputs of `c` (bool for a comparison).
+inline DType output_dtype(const OpCase& c) {
+  return is_integer_op(c) && c.op != "Cast" ? codegen::cuda::integer_result_dtype(c.op, input_dtypes(c))
+                                            : c.dtype;
 }
 
 /// The operand a kernel parameter names: inK / outK, or the embedding kernels' names for them.
@@ -97,6 +112,31 @@ inline std::vector<OpCase> op_cases() {
   // NegativeLogLikelihoodLoss's gradient: labels [N, 1] == class ids [C], a bool one-hot.
   add("int_equal_one_hot", "Equal", DType::I64, {{6, 1}, {5}}, {{6, 5}}, {});
   add("int_less_equal_i32", "LessOrEqual", DType::I32, {{4, 6}, {4, 6}}, {{4, 6}}, {});
+  // Div and Mod truncate as C (divisors from [-9, 9] without 0, -1 included), Mod with the
+  // divisor's sign unless fmod = 1; Pow by squaring, with a float exponent, with a float base; Where.
+  add("int_div_i32_broadcast", "Div", DType::I32, {{3, 5}, {5}}, {{3, 5}}, {});
+  add("int_mod_i64", "Mod", DType::I64, {{4, 6}, {4, 6}}, {{4, 6}}, {});
+  add("int_mod_i32_fmod", "Mod", DType::I32, {{4, 6}, {6}}, {{4, 6}}, {{"fmod", {1}}});
+  add("int_mod_u8", "Mod", DType::U8, {{4, 6}, {4, 6}}, {{4, 6}}, {});
+  add("int_pow_i64", "Pow", DType::I64, {{5, 4}, {5, 4}}, {{5, 4}}, {});
+  add("int_pow_i32_f32_exponent", "Pow", DType::I32, {{5, 4}, {4}}, {{5, 4}}, {});
+  cases.back().operand_dtypes = {DType::I32, DType::F32};
+  add("int_pow_f32_i64_exponent", "Pow", DType::F32, {{5, 4}, {5, 4}}, {{5, 4}}, {});
+  cases.back().operand_dtypes = {DType::F32, DType::I64};
+  // Cast (the case's dtype is the target): i64 to f32, bool to i32, f32 to i32 (truncating toward
+  // zero, saturating), i64 to bf16 (through float), i32 to u8 (wrapping).
+  add("cast_i64_f32", "Cast", DType::F32, {{4, 5}}, {{4, 5}}, {});
+  cases.back().operand_dtypes = {DType::I64};
+  add("cast_bool_i32", "Cast", DType::I32, {{4, 5}}, {{4, 5}}, {});
+  cases.back().operand_dtypes = {DType::Bool};
+  add("cast_f32_i32", "Cast", DType::I32, {{4, 5}}, {{4, 5}}, {});
+  cases.back().operand_dtypes = {DType::F32};
+  add("cast_i64_bf16", "Cast", DType::BF16, {{4, 5}}, {{4, 5}}, {});
+  cases.back().operand_dtypes = {DType::I64};
+  add("cast_i32_u8", "Cast", DType::U8, {{4, 5}}, {{4, 5}}, {});
+  cases.back().operand_dtypes = {DType::I32};
+  add("int_where_i64", "Where", DType::I64, {{3, 1}, {3, 4}, {4}}, {{3, 4}}, {});
+  cases.back().operand_dtypes = {DType::Bool, DType::I64, DType::I64};
   // Gather and its gradient on axis 1 (the embedding kernels on [outer, vocab, dim]); the gradient's
   // indices are distinct (repeats add in another order than the CPU's) and its dy is f32.
   add("gather_axis1", "Gather", DType::BF16, {{3, 6, 5}, {2, 2}}, {{3, 2, 2, 5}}, {{"axis", {1}}});
@@ -107,7 +147,7 @@ inline std::vector<OpCase> op_cases() {
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
   for (OpCase& c : cases)
-    for (const char* key : {"axis", "upper", "k", "exclusive", "reverse"})
+    for (const char* key : {"axis", "upper", "k", "exclusive", "reverse", "fmod"})
       if (c.attrs.has(key)) c.attrs.set(key, c.attrs.ints(key).at(0));
   return cases;
 }
@@ -116,8 +156,12 @@ inline std::vector<OpCase> op_cases() {
 inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
   if (c.op == "CumSum")
     return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
-  if (codegen::cuda::is_integer_binary_op(c.op))
-    return codegen::cuda::emit_integer_binary({c.op, c.dtype, c.outs[0], c.ins[0], c.ins[1]});
+  if (is_integer_op(c)) {
+    codegen::cuda::IntegerElementwiseSpec spec{
+        c.op, {}, {output_dtype(c), c.outs[0]}, c.attrs.i("fmod", 0) != 0};
+    for (size_t k = 0; k < c.ins.size(); ++k) spec.operands.push_back({input_dtype(c, k), c.ins[k]});
+    return codegen::cuda::emit_integer_elementwise(spec);
+  }
   if (c.op == "Gather" || c.op == "GatherGrad") {
     const bool grad = c.op == "GatherGrad";
     const auto spec = codegen::cuda::gather_spec(c.attrs, {c.dtype, grad ? c.outs[0] : c.ins[0]},
@@ -140,6 +184,8 @@ inline void store_values(const std::vector<int64_t>& values, DType t, double sca
     } else if (t == DType::I32) {
       const int32_t v = int32_t(values[i]);
       std::memcpy(bytes.data() + i * 4, &v, 4);
+    } else if (t == DType::U8 || t == DType::Bool) {
+      bytes[i] = uint8_t(values[i]);
     } else {
       std::memcpy(bytes.data() + i * 8, &values[i], 8);
     }
@@ -166,8 +212,26 @@ inline std::vector<uint8_t> input_bytes(const OpCase& c, size_t k, std::mt19937&
     store_values(values, t, 1.0, bytes);
     return bytes;
   }
-  if (c.op == "CumSum" || c.op == "GatherGrad" ||
-      (codegen::cuda::is_integer_binary_op(c.op) && t != DType::U8)) {
+  if (is_integer_op(c) && (c.op == "Div" || c.op == "Mod" || c.op == "Pow" || c.op == "Where")) {
+    // Divisors in [-9, 9] without 0 (the CPU rejects 0), dividends in [-1000, 1000] (u8: any but a
+    // zero divisor); Pow's bases in [-5, 5] (floats by halves), exponents in [-2, 6] (by halves);
+    // Where's condition 0 or 1.
+    const bool divisor = (c.op == "Div" || c.op == "Mod") && k == 1;
+    std::uniform_int_distribution<int64_t> pick(c.op == "Where" && k == 0 ? 0
+                                                : c.op == "Pow"           ? (k == 0 ? -5 : -2)
+                                                : divisor                 ? (t == DType::U8 ? 1 : -9)
+                                                                          : (t == DType::U8 ? 0 : -1000),
+                                                c.op == "Where" && k == 0 ? 1
+                                                : c.op == "Pow"           ? (k == 0 ? 5 : 6)
+                                                : divisor                 ? 9
+                                                                          : (t == DType::U8 ? 255 : 1000));
+    for (int64_t& v : values) do
+        v = pick(rng);
+      while (divisor && v == 0);
+    store_values(values, t, c.op == "Pow" ? 0.5 : 1.0, bytes);
+    return bytes;
+  }
+  if (c.op == "CumSum" || c.op == "GatherGrad" || (is_integer_op(c) && c.op != "Cast" && t != DType::U8)) {
     // comparisons: values from a few, so that ties occur
     const int64_t range = codegen::cuda::is_integer_comparison(c.op) ? 3 : 1000;
     std::uniform_int_distribution<int64_t> small(-range, range);

@@ -59,17 +59,34 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, CudaCodegenCompile,
                          case_name);
 
 // Copies move bytes of any storage type: integer and bool tensors too; CumSum has f32, i64 and i32
-// kernels (no 16-bit ones: nor has the CPU); the integer elementwise ops i32, i64 and u8 ones.
+// kernels (no 16-bit ones: nor has the CPU); the integer elementwise ops i32, i64 and u8 ones
+// (Pow's float operand may be 16-bit).
 TEST(CudaCodegenCompileCopy, IntegerAndBoolTypes) {
   for (const KernelSource& ks :
-       {emit_copy(test::concat_case(DType::I64)), emit_copy(test::pad_case(DType::I32, "constant")),
-        emit_copy(test::slice_case(DType::Bool)), emit_copy(test::pad_case(DType::I64, "reflect")),
-        emit_copy(test::trilu_case(DType::I64, -1, 0)), emit_cumsum({DType::F32, 4, 100, 3, false, false}),
-        emit_cumsum({DType::I64, 1, 4096, 1, true, true}), emit_cumsum({DType::I32, 7, 9, 1, false, true}),
-        emit_integer_binary({"Add", DType::I64, {}, {}, {}}),
-        emit_integer_binary({"Sub", DType::U8, {3, 4}, {3, 4}, {4}}),
-        emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}}),
-        emit_integer_binary({"Equal", DType::I64, {6, 5}, {6, 1}, {5}})}) {
+       {emit_copy(test::concat_case(DType::I64)),
+        emit_copy(test::pad_case(DType::I32, "constant")),
+        emit_copy(test::slice_case(DType::Bool)),
+        emit_copy(test::pad_case(DType::I64, "reflect")),
+        emit_copy(test::trilu_case(DType::I64, -1, 0)),
+        emit_cumsum({DType::F32, 4, 100, 3, false, false}),
+        emit_cumsum({DType::I64, 1, 4096, 1, true, true}),
+        emit_cumsum({DType::I32, 7, 9, 1, false, true}),
+        emit_integer_elementwise({"Add", {{DType::I64, {}}, {DType::I64, {}}}, {DType::I64, {}}}),
+        emit_integer_elementwise({"Sub", {{DType::U8, {3, 4}}, {DType::U8, {4}}}, {DType::U8, {3, 4}}}),
+        emit_integer_elementwise({"Max", {{DType::I32, {4, 1}}, {DType::I32, {1, 5}}}, {DType::I32, {4, 5}}}),
+        emit_integer_elementwise({"Equal", {{DType::I64, {6, 1}}, {DType::I64, {5}}}, {DType::Bool, {6, 5}}}),
+        emit_integer_elementwise({"Div", {{DType::I32, {4, 1}}, {DType::I32, {1, 5}}}, {DType::I32, {4, 5}}}),
+        emit_integer_elementwise({"Mod", {{DType::U8, {7}}, {DType::U8, {7}}}, {DType::U8, {7}}}),
+        emit_integer_elementwise({"Mod", {{DType::I64, {7}}, {DType::I64, {7}}}, {DType::I64, {7}}, true}),
+        emit_integer_elementwise({"Pow", {{DType::I64, {7}}, {DType::I32, {7}}}, {DType::I64, {7}}}),
+        emit_integer_elementwise({"Pow", {{DType::I32, {7}}, {DType::F32, {7}}}, {DType::I32, {7}}}),
+        emit_integer_elementwise({"Pow", {{DType::BF16, {7}}, {DType::I64, {7}}}, {DType::BF16, {7}}}),
+        emit_integer_elementwise({"Cast", {{DType::F16, {7}}}, {DType::I64, {7}}}),
+        emit_integer_elementwise({"Cast", {{DType::I32, {7}}}, {DType::BF16, {7}}}),
+        emit_integer_elementwise({"Cast", {{DType::Bool, {7}}}, {DType::U8, {7}}}),
+        emit_integer_elementwise({"Where",
+                                  {{DType::Bool, {3, 1}}, {DType::I64, {3, 4}}, {DType::I64, {4}}},
+                                  {DType::I64, {3, 4}}})}) {
     const auto program =
         dlc::cuda::nvrtc_cache().compile(ks.name, ks.source, ks.kernel_names(), NvrtcOptions{});
     EXPECT_EQ(program->log, "") << "NVRTC warnings for " << ks.name;

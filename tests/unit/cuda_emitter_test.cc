@@ -491,26 +491,79 @@ TEST(CudaEmitters, InstanceNormForward) {
   EXPECT_THROW(emit_layer_norm_forward({DType::F16, 6, 200, 1e-5, true, std::nullopt, 4}), Error);  // 6 % 4
 }
 
-// Integer Add, Sub, Mul, Max and Min in the storage type, operands broadcast: a scalar reads
-// element 0, a full operand element i, another its strided offset.
-TEST(CudaEmitters, IntegerBinary) {
-  const KernelSource counter = emit_integer_binary({"Add", DType::I64, {}, {}, {}});
-  EXPECT_NE(counter.source.find("using T = long long;"), std::string::npos) << counter.source;
+// Integer elementwise kernels in the storage types, operands broadcast: a scalar reads element 0, a
+// full operand element i, another its strided offset.
+TEST(CudaEmitters, IntegerElementwise) {
+  const TensorType i64_scalar{DType::I64, {}};
+  const KernelSource counter = emit_integer_elementwise({"Add", {i64_scalar, i64_scalar}, i64_scalar});
   EXPECT_NE(counter.source.find("out0[i] = R(a + b);"), std::string::npos) << counter.source;
-  const KernelSource max = emit_integer_binary({"Max", DType::I32, {4, 5}, {4, 1}, {1, 5}});
-  EXPECT_NE(max.source.find("const T a = in0[i / 5], b = in1[i % 5];"), std::string::npos) << max.source;
+  EXPECT_EQ(counter.source.find("dlc_div"), std::string::npos) << "helpers only where used";
+  const TensorType i32_col{DType::I32, {4, 1}}, i32_row{DType::I32, {1, 5}}, i32_out{DType::I32, {4, 5}};
+  const KernelSource max = emit_integer_elementwise({"Max", {i32_col, i32_row}, i32_out});
+  EXPECT_NE(max.source.find("const int a = in0[i / 5];"), std::string::npos) << max.source;
+  EXPECT_NE(max.source.find("const int b = in1[i % 5];"), std::string::npos) << max.source;
   EXPECT_NE(max.source.find("out0[i] = a < b ? b : a;"), std::string::npos) << max.source;
-  EXPECT_NE(emit_integer_binary({"Sub", DType::I32, {4, 5}, {4, 1}, {1, 5}}).name, max.name);
-  const KernelSource eq = emit_integer_binary({"Equal", DType::I64, {6, 5}, {6, 1}, {5}});
+  EXPECT_NE(emit_integer_elementwise({"Sub", {i32_col, i32_row}, i32_out}).name, max.name);
+  const KernelSource eq =
+      emit_integer_elementwise({"Equal", {{DType::I64, {6, 1}}, {DType::I64, {5}}}, {DType::Bool, {6, 5}}});
   EXPECT_NE(eq.source.find("using R = unsigned char;"), std::string::npos) << eq.source;
   EXPECT_NE(eq.source.find("out0[i] = R(a == b);"), std::string::npos) << eq.source;
+  // Div and Mod: the helpers, the signedness and Mod's fmod (a different kernel).
+  const KernelSource div = emit_integer_elementwise({"Div", {i32_col, i32_row}, i32_out});
+  EXPECT_NE(div.source.find("out0[i] = dlc_div(a, b);"), std::string::npos) << div.source;
+  EXPECT_NE(div.source.find("T dlc_div(T a, T b)"), std::string::npos) << div.source;
+  const KernelSource python_mod = emit_integer_elementwise({"Mod", {i32_col, i32_row}, i32_out});
+  const KernelSource c_mod = emit_integer_elementwise({"Mod", {i32_col, i32_row}, i32_out, true});
+  EXPECT_NE(python_mod.source.find("out0[i] = dlc_mod(a, b, false);"), std::string::npos)
+      << python_mod.source;
+  EXPECT_NE(c_mod.source.find("out0[i] = dlc_mod(a, b, true);"), std::string::npos) << c_mod.source;
+  EXPECT_NE(python_mod.name, c_mod.name);
+  // Pow by the operands' kinds; the result has the base's type.
+  const TensorType f16{DType::F16, {3}}, i64{DType::I64, {3}}, f32{DType::F32, {3}};
+  EXPECT_NE(emit_integer_elementwise({"Pow", {i64, i64}, i64}).source.find("dlc_int_pow(a, (long long)b)"),
+            std::string::npos);
+  EXPECT_NE(emit_integer_elementwise({"Pow", {i64, f32}, i64})
+                .source.find("pow(double(a), double(dlc_to_float(b)))"),
+            std::string::npos);
+  const KernelSource half_base = emit_integer_elementwise({"Pow", {f16, i64}, f16});
+  EXPECT_NE(half_base.source.find("dlc_from_float<R>(powf(dlc_to_float(a), float(b)))"), std::string::npos)
+      << half_base.source;
+  EXPECT_NE(half_base.source.find("cuda_fp16.h"), std::string::npos) << "the 16-bit type's prelude";
+  const KernelSource where = emit_integer_elementwise(
+      {"Where", {{DType::Bool, {3, 1}}, {DType::I64, {3, 4}}, {DType::I64, {4}}}, {DType::I64, {3, 4}}});
+  EXPECT_NE(where.source.find("out0[i] = a != 0 ? b : c;"), std::string::npos) << where.source;
+  EXPECT_EQ(where.entries.at(0).params, (std::vector<std::string>{"in0", "in1", "in2", "out0"}));
+  // Cast through int64 or double, as the CPU kernel.
+  const TensorType i32{DType::I32, {3}}, u8{DType::U8, {3}}, boolean{DType::Bool, {3}};
+  EXPECT_NE(
+      emit_integer_elementwise({"Cast", {i64}, f32}).source.find("dlc_from_float<R>(float((long long)a))"),
+      std::string::npos);
+  EXPECT_NE(emit_integer_elementwise({"Cast", {f32}, i32})
+                .source.find("R(dlc_float_to_int64(double(dlc_to_float(a))))"),
+            std::string::npos);
+  EXPECT_NE(emit_integer_elementwise({"Cast", {boolean}, i32}).source.find("R((long long)(a != 0))"),
+            std::string::npos);
+  EXPECT_NE(emit_integer_elementwise({"Cast", {i32}, boolean}).source.find("R((long long)a != 0)"),
+            std::string::npos);
+  EXPECT_NE(emit_integer_elementwise({"Cast", {i32}, u8}).name,
+            emit_integer_elementwise({"Cast", {i32}, i64}).name);
+  // What the kernels take, and refusals.
   EXPECT_TRUE(is_integer_comparison("Equal"));
   EXPECT_FALSE(is_integer_comparison("Add"));
-  EXPECT_TRUE(is_integer_binary_op("Mul"));
-  EXPECT_FALSE(is_integer_binary_op("Div"));  // the CPU reports a zero divisor; no kernel here
-  EXPECT_THROW(emit_integer_binary({"Div", DType::I32, {2}, {2}, {2}}), Error);
-  EXPECT_THROW(emit_integer_binary({"Add", DType::F32, {2}, {2}, {2}}), Error);
-  EXPECT_THROW(emit_integer_binary({"Add", DType::I64, {2}, {3}, {2}}), Error);  // no broadcast
+  EXPECT_TRUE(takes_integer_kernel("Div", {DType::I32, DType::I32}, DType::I32));
+  EXPECT_FALSE(takes_integer_kernel("Add", {DType::F32, DType::F32}, DType::F32));  // expression programs
+  EXPECT_FALSE(takes_integer_kernel("Pow", {DType::F32, DType::F32}, DType::F32));
+  EXPECT_FALSE(takes_integer_kernel("Pow", {DType::F64, DType::I64}, DType::F64));  // no f64 kernels
+  EXPECT_FALSE(takes_integer_kernel("Where", {DType::Bool, DType::F32, DType::F32}, DType::F32));
+  EXPECT_FALSE(takes_integer_kernel("Add", {DType::I32, DType::I64}, DType::I32));
+  EXPECT_TRUE(takes_integer_kernel("Cast", {DType::I32}, DType::F16));
+  EXPECT_TRUE(takes_integer_kernel("Cast", {DType::F32}, DType::I64));
+  EXPECT_FALSE(takes_integer_kernel("Cast", {DType::F32}, DType::Bool));  // expression programs
+  EXPECT_FALSE(takes_integer_kernel("Cast", {DType::F64}, DType::I64));
+  EXPECT_EQ(integer_result_dtype("Where", {DType::Bool, DType::I32, DType::I32}), DType::I32);
+  EXPECT_THROW(emit_integer_elementwise({"Add", {f32, f32}, f32}), Error);
+  EXPECT_THROW(emit_integer_elementwise({"Add", {i64, {DType::I64, {2}}}, i64}), Error);  // no broadcast
+  EXPECT_THROW(emit_integer_elementwise({"Equal", {i64, i64}, i64}), Error);              // not bool
 }
 
 // Trilu is a copy read inside the band of the last two axes, zeros outside.
