@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "dlc/einsum_equation.h"
+#include "dlc/error.h"
 
 namespace dlc::passes {
 
@@ -71,6 +72,31 @@ class Lowering {
     return {reshaped(mm, dims(letters)), letters};
   }
 
+  // `t` with its repeated letters' diagonals taken: times an identity mask over each repeated pair,
+  // summed over the pair's second axis.
+  Term diagonals(Term t) {
+    for (size_t p = 0; p < t.letters.size(); ++p) {
+      const size_t q = t.letters.find(t.letters[p], p + 1);
+      if (q == std::string::npos) continue;
+      const int64_t n = sizes_.at(t.letters[p]);
+      Shape mask_shape(t.letters.size(), 1);
+      mask_shape[p] = mask_shape[q] = n;
+      std::vector<double> eye(size_t(n * n), 0.0);
+      for (int64_t k = 0; k < n; ++k) eye[size_t(k * n + k)] = 1.0;
+      ir::Value* mask = g_.add_constant(g_.unique_value_name(name_ + ".diagonal_mask"),
+                                        Tensor::from_double(t.value->type.dtype, eye, mask_shape));
+      ir::Value* masked = g_.add_node(OpKind::Mul, {t.value, mask}, {},
+                                      {g_.unique_value_name(name_ + ".masked")}, name_ + ".masked")
+                              ->outputs[0];
+      Attrs a;
+      a.set("axes", Shape{int64_t(q)});
+      a.set("keepdims", int64_t(0));
+      t = {emit(OpKind::ReduceSum, masked, a, "diagonal"), t.letters.substr(0, q) + t.letters.substr(q + 1)};
+      p = size_t(-1);  // again from the start: a letter may repeat more than twice
+    }
+    return t;
+  }
+
   // `v` itself when it is not an operand of the Einsum, else a copy to rename.
   ir::Value* own(ir::Value* v, const std::vector<ir::Value*>& operands) {
     if (std::find(operands.begin(), operands.end(), v) == operands.end()) return v;
@@ -102,25 +128,39 @@ class Lowering {
   std::map<char, int64_t> sizes_;
 };
 
-// Each letter's size, or nullopt where the Einsum is left alone (see lower_einsum.h).
-std::optional<std::map<char, int64_t>> letter_sizes(const ir::Node& n, const EinsumEquation& eq) {
+// A letter no term uses, for a broadcast dim.
+char unused_letter(const std::map<char, int64_t>& sizes) {
+  for (char c : std::string_view("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    if (!sizes.count(c)) return c;
+  throw Error("lower-einsum: no letter left for a broadcast dim");
+}
+
+// Each letter's size (the largest any operand gives it), with the terms rewritten so that a
+// size-1 dim broadcast against a larger size of its letter is a letter of its own (summed away
+// with its operand's other unshared letters, which is the broadcast product's value); nullopt
+// where the Einsum is left alone (integers, a malformed equation).
+std::optional<std::map<char, int64_t>> letter_sizes(const ir::Node& n, EinsumEquation& eq) {
   if (eq.terms.size() != n.inputs.size() || !is_floating(n.outputs[0]->type.dtype)) return std::nullopt;
   std::map<char, int64_t> sizes;
   for (size_t i = 0; i < eq.terms.size(); ++i) {
-    const std::string& term = eq.terms[i];
-    const Shape& shape = n.inputs[i]->type.shape;
-    if (term.size() != shape.size()) return std::nullopt;
-    for (size_t k = 0; k < term.size(); ++k) {
-      if (std::count(term.begin(), term.end(), term[k]) != 1) return std::nullopt;
-      const auto [it, fresh] = sizes.emplace(term[k], shape[k]);
-      if (!fresh && it->second != shape[k]) return std::nullopt;
+    if (eq.terms[i].size() != n.inputs[i]->type.shape.size()) return std::nullopt;
+    for (size_t k = 0; k < eq.terms[i].size(); ++k) {
+      int64_t& size = sizes[eq.terms[i][k]];
+      size = std::max(size, n.inputs[i]->type.shape[k]);
     }
   }
+  for (size_t i = 0; i < eq.terms.size(); ++i)
+    for (size_t k = 0; k < eq.terms[i].size(); ++k)
+      if (n.inputs[i]->type.shape[k] == 1 && sizes.at(eq.terms[i][k]) != 1) {
+        const char fresh = unused_letter(sizes);
+        sizes[fresh] = 1;
+        eq.terms[i][k] = fresh;
+      }
   return sizes;
 }
 
 bool lower(ir::Graph& g, ir::Node* n) {
-  const std::optional<EinsumEquation> eq = parse_einsum_equation(n->attrs.s("equation", ""));
+  std::optional<EinsumEquation> eq = parse_einsum_equation(n->attrs.s("equation", ""));
   if (!eq) return false;
   std::optional<std::map<char, int64_t>> sizes = letter_sizes(*n, *eq);
   if (!sizes) return false;
@@ -134,7 +174,7 @@ bool lower(ir::Graph& g, ir::Node* n) {
     std::string others = eq->output;  // the letters that keep operand i's dims from being summed
     for (size_t j = 0; j < eq->terms.size(); ++j)
       if (j != i) others += eq->terms[j];
-    const Term t = l.summed({n->inputs[i], eq->terms[i]}, others);
+    const Term t = l.summed(l.diagonals({n->inputs[i], eq->terms[i]}), others);
     acc = i == 0 ? t : l.contracted(acc, t, needed_after[i]);
   }
   ir::Value* result = l.own(l.permuted(acc, eq->output).value, n->inputs);
