@@ -3,7 +3,12 @@
 // end as in ONNX; an index outside [-n, n) reads a zero (the CPU kernel reports an error instead).
 // Any storage type for data (the bytes are copied); i32 or i64 indices.
 //
-// Entry: (in0 = data, in1 = indices, out0).
+// GatherElementsGrad (the backward): one thread per data-gradient element, summing in double and
+// in index order the dy elements of its line whose index lands on it — the CPU kernel's sums, bit
+// for bit, with no atomics, at the cost of reading the axis's indices for each element. An index
+// out of range adds nowhere. f32, f16 or bf16.
+//
+// Entries: (in0 = data, in1 = indices, out0); the backward (in0 = dy, in1 = indices, out0 = dx).
 #pragma once
 
 #include <cstdint>
@@ -24,5 +29,7 @@ struct GatherElementsSpec {
 /// Throws dlc::Error for ranks that differ, an axis out of range, an output larger than the data
 /// on another axis, or a dtype without a CUDA type.
 KernelSource emit_gather_elements(const GatherElementsSpec& spec);
+/// The backward of `spec` (dy has spec.out, dx spec.data); also throws for a non-float dtype.
+KernelSource emit_gather_elements_backward(const GatherElementsSpec& spec);
 
 }  // namespace dlc::codegen::cuda

@@ -19,6 +19,7 @@
 #include "codegen/cuda/elementwise_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
 #include "codegen/cuda/emit_util.h"
+#include "codegen/cuda/gather_elements_emitter.h"
 #include "codegen/cuda/integer_elementwise_emitter.h"
 #include "codegen/cuda/layer_norm_emitter.h"
 #include "codegen/cuda/multi_tensor.h"
@@ -606,6 +607,13 @@ StepBinding copy(const StepView& s) {
   return emitted([&] { return emit_copy_op(s.op(), s.attrs, ins, outs); });
 }
 
+// GatherElementsGrad: the gather-elements backward on the forward's spec (dy has the indices' shape).
+StepBinding gather_elements_grad(const StepView& s) {
+  return emitted([&] {
+    return emit_gather_elements_backward(gather_elements_spec(s.attrs, s.output(0), s.input(1), s.input(0)));
+  });
+}
+
 // Training-mode Dropout on the CPU kernel's Philox stream.
 StepBinding dropout(const StepView& s) {
   DropoutSpec spec;
@@ -779,6 +787,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
        }},
       {"Gather", [](const StepView& s) { return embedding(s, false); }},
       {"GatherElements", copy},
+      {"GatherElementsGrad", gather_elements_grad},
       {"GatherGrad", [](const StepView& s) { return embedding(s, true); }},
       {"SgdUpdate", [](const StepView& s) { return single_update(s, "SgdUpdate"); }},
       {"AdamUpdate", [](const StepView& s) { return single_update(s, "AdamUpdate"); }},

@@ -166,7 +166,10 @@ void infer_GatherElements(InferContext& ctx) {
   const TensorType& idx = ctx.input(1);
   if (idx.rank() != data.rank() || data.rank() == 0)
     ctx.fail("indices {} must have the rank of data {}", idx.str(), data.str());
-  normalize_axis(ctx, ctx.attrs().i("axis", 0), data.rank());
+  const int64_t axis = normalize_axis(ctx, ctx.attrs().i("axis", 0), data.rank());
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != axis && idx.shape[size_t(d)] > data.shape[size_t(d)])
+      ctx.fail("indices {} exceed data {} on axis {}", idx.str(), data.str(), d);
   ctx.outputs[0] = TensorType{data.dtype, idx.shape};
 }
 

@@ -115,15 +115,24 @@ void grad_pad(GradContext& c) {
   c.set_dx(0, d);
 }
 
-void grad_gather(GradContext& c) {
+namespace {
+
+// The gradient of a gather along an axis (Gather, GatherElements): `op`(dy, indices) {axis, shape}.
+void gather_gradient(GradContext& c, OpKind op) {
   const int64_t rank = c.x(0)->type.rank();
   int64_t axis = c.node().attrs.i("axis", 0);
   if (axis < 0) axis += rank;
   Attrs a;
   a.set("axis", axis);
   a.set("shape", c.x(0)->type.shape);
-  c.set_dx(0, c.emit(OpKind::GatherGrad, {c.dy(), c.x(1)}, a));
+  c.set_dx(0, c.emit(op, {c.dy(), c.x(1)}, a));
 }
+
+}  // namespace
+
+void grad_gather(GradContext& c) { gather_gradient(c, OpKind::GatherGrad); }
+
+void grad_gather_elements(GradContext& c) { gather_gradient(c, OpKind::GatherElementsGrad); }
 
 void grad_trilu(GradContext& c) { c.set_dx(0, c.emit(OpKind::Trilu, {c.dy()}, c.node().attrs)); }
 

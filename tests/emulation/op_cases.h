@@ -18,6 +18,7 @@
 #include "codegen/cuda/embedding_emitter.h"
 #include "codegen/cuda/integer_elementwise_emitter.h"
 #include "dlc/attributes.h"
+#include "dlc/half.h"
 
 namespace dlc::emulation {
 
@@ -32,7 +33,7 @@ struct OpCase {
 };
 
 inline bool takes_indices(const OpCase& c) {
-  return c.op == "GatherElements" || c.op == "Gather" || c.op == "GatherGrad";
+  return c.op == "GatherElements" || c.op == "GatherElementsGrad" || c.op == "Gather" || c.op == "GatherGrad";
 }
 
 /// The dtype of input k of `c`.
@@ -143,6 +144,13 @@ inline std::vector<OpCase> op_cases() {
   add("gather_grad_axis1", "GatherGrad", DType::F32, {{2, 4, 3}, {4}}, {{2, 7, 3}},
       {{"axis", {1}}, {"shape", {2, 7, 3}}});
   cases.back().index_dtype = DType::I32;
+  // GatherElements' gradient: duplicates along the axis (summed in index order), indices smaller
+  // than the data off the axis (zeros there), bf16.
+  add("gather_elements_grad", "GatherElementsGrad", DType::F32, {{3, 4, 2}, {3, 4, 2}}, {{5, 4, 2}},
+      {{"axis", {0}}, {"shape", {5, 4, 2}}});
+  add("gather_elements_grad_smaller_bf16", "GatherElementsGrad", DType::BF16, {{2, 6}, {2, 6}}, {{3, 4}},
+      {{"axis", {1}}, {"shape", {3, 4}}});
+  cases.back().index_dtype = DType::I32;
   add("gather_elements_last_axis", "GatherElements", DType::F16, {{2, 3, 7}, {2, 3, 3}}, {{2, 3, 3}},
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
@@ -162,6 +170,9 @@ inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
     for (size_t k = 0; k < c.ins.size(); ++k) spec.operands.push_back({input_dtype(c, k), c.ins[k]});
     return codegen::cuda::emit_integer_elementwise(spec);
   }
+  if (c.op == "GatherElementsGrad")
+    return codegen::cuda::emit_gather_elements_backward(codegen::cuda::gather_elements_spec(
+        c.attrs, {c.dtype, c.outs[0]}, {c.index_dtype, c.ins[1]}, {c.dtype, c.ins[0]}));
   if (c.op == "Gather" || c.op == "GatherGrad") {
     const bool grad = c.op == "GatherGrad";
     const auto spec = codegen::cuda::gather_spec(c.attrs, {c.dtype, grad ? c.outs[0] : c.ins[0]},
@@ -174,7 +185,7 @@ inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
   return codegen::cuda::emit_copy_op(c.op, c.attrs, ins, outs);
 }
 
-/// `values` stored as `t` (f32, i32 or i64) into `bytes`.
+/// `values` stored as `t` (f32, f16, bf16, i32, i64, u8 or bool) into `bytes`.
 inline void store_values(const std::vector<int64_t>& values, DType t, double scale,
                          std::vector<uint8_t>& bytes) {
   for (size_t i = 0; i < values.size(); ++i) {
@@ -184,6 +195,10 @@ inline void store_values(const std::vector<int64_t>& values, DType t, double sca
     } else if (t == DType::I32) {
       const int32_t v = int32_t(values[i]);
       std::memcpy(bytes.data() + i * 4, &v, 4);
+    } else if (t == DType::F16 || t == DType::BF16) {
+      const float f = float(double(values[i]) * scale);
+      const uint16_t bits = t == DType::F16 ? Half(f).bits : BFloat16(f).bits;
+      std::memcpy(bytes.data() + i * 2, &bits, 2);
     } else if (t == DType::U8 || t == DType::Bool) {
       bytes[i] = uint8_t(values[i]);
     } else {
@@ -201,7 +216,7 @@ inline std::vector<uint8_t> input_bytes(const OpCase& c, size_t k, std::mt19937&
   std::vector<uint8_t> bytes(n * dtype_size(t));
   std::vector<int64_t> values(n);
   if (takes_indices(c) && k == 1) {
-    const Shape& table = c.op == "GatherGrad" ? c.outs[0] : c.ins[0];
+    const Shape& table = c.op == "GatherGrad" || c.op == "GatherElementsGrad" ? c.outs[0] : c.ins[0];
     const int64_t rank = int64_t(table.size()), axis = c.attrs.i("axis", 0);
     const int64_t extent = table[size_t(axis < 0 ? axis + rank : axis)];
     std::vector<int64_t> rows(static_cast<size_t>(extent));
@@ -231,7 +246,8 @@ inline std::vector<uint8_t> input_bytes(const OpCase& c, size_t k, std::mt19937&
     store_values(values, t, c.op == "Pow" ? 0.5 : 1.0, bytes);
     return bytes;
   }
-  if (c.op == "CumSum" || c.op == "GatherGrad" || (is_integer_op(c) && c.op != "Cast" && t != DType::U8)) {
+  if (c.op == "CumSum" || c.op == "GatherGrad" || c.op == "GatherElementsGrad" ||
+      (is_integer_op(c) && c.op != "Cast" && t != DType::U8)) {
     // comparisons: values from a few, so that ties occur
     const int64_t range = codegen::cuda::is_integer_comparison(c.op) ? 3 : 1000;
     std::uniform_int_distribution<int64_t> small(-range, range);

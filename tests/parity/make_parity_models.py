@@ -168,7 +168,9 @@ class EinsumAttention(nn.Module):
     (dlc's lower-einsum pass rewrites each into MatMul, Transpose, Reshape and ReduceSum): per-head
     projections 'btd,hde->bhte', scores 'bhqe,bhke->bhqk', the context in the seq-major layout
     'bhqk,bhke->bqhe', and a head that sums over positions inside the contraction 'btd,dc->bc'
-    (a letter only one operand has). Input [B, T, D] Gaussian."""
+    (a letter only one operand has); plus torch.gather (ONNX GatherElements, whose gradient is
+    GatherElementsGrad) picking, per feature, the position where |x| is largest (ArgMax).
+    Input [B, T, D] Gaussian."""
 
     def __init__(self, d: int = 16, heads: int = 2, seq: int = 6, classes: int = 10):
         super().__init__()
@@ -176,6 +178,7 @@ class EinsumAttention(nn.Module):
         self.seq, self.d, self.scale = seq, d, 1.0 / math.sqrt(e)
         self.wq, self.wk, self.wv = (nn.Parameter(torch.randn(heads, d, e) / math.sqrt(d)) for _ in range(3))
         self.head = nn.Parameter(torch.randn(d, classes) / math.sqrt(d))
+        self.picked_head = nn.Parameter(torch.randn(d, classes) / math.sqrt(d))
         self.bias = nn.Parameter(torch.zeros(classes))
 
     def forward(self, x):
@@ -184,7 +187,9 @@ class EinsumAttention(nn.Module):
         v = torch.einsum("btd,hde->bhte", x, self.wv)
         att = torch.softmax(torch.einsum("bhqe,bhke->bhqk", q, k) * self.scale, dim=-1)
         y = x + torch.einsum("bhqk,bhke->bqhe", att, v).reshape(-1, self.seq, self.d)
-        return torch.einsum("btd,dc->bc", y, self.head) / self.seq + self.bias
+        picked = torch.gather(y, 1, x.abs().argmax(dim=1, keepdim=True))  # [B, 1, D]
+        return (torch.einsum("btd,dc->bc", y, self.head) / self.seq +
+                torch.einsum("bqd,dc->bc", picked, self.picked_head) + self.bias)
 
 
 def make_resnet18() -> nn.Module:

@@ -469,6 +469,24 @@ TEST(CudaEmitters, GatherElements) {
   EXPECT_THROW(emit_gather_elements({DType::F32, DType::I64, {3, 5}, {3, 2}, 2}), Error);  // axis
 }
 
+// GatherElementsGrad: a thread per dx element sums, in double and in index order, the dy elements of
+// its line whose index lands on it; rows past the indices' extent off the axis stay zero.
+TEST(CudaEmitters, GatherElementsBackward) {
+  const KernelSource ks = emit_gather_elements_backward({DType::BF16, DType::I32, {3, 4}, {2, 6}, 1});
+  EXPECT_NE(ks.source.find("if (o0 < 2) {"), std::string::npos) << ks.source;
+  EXPECT_NE(ks.source.find("const Index line = o0 * 6;"), std::string::npos) << ks.source;
+  EXPECT_NE(ks.source.find("for (Index k = 0; k < 6; ++k) {"), std::string::npos) << ks.source;
+  EXPECT_NE(ks.source.find("if (j == (long long)o1) sum += double(dlc_to_float(in0[line + k * 1]));"),
+            std::string::npos)
+      << ks.source;
+  EXPECT_NE(ks.source.find("out0[i] = dlc_from_float<T>(float(sum));"), std::string::npos) << ks.source;
+  EXPECT_EQ(ks.entries.at(0).params, (std::vector<std::string>{"in0", "in1", "out0"}));
+  EXPECT_EQ(ks.entries.at(0).launch.grid[0] * 256, 256u) << "a thread per dx element (12)";
+  EXPECT_THROW(emit_gather_elements_backward({DType::I64, DType::I64, {3, 4}, {3, 4}, 1}),
+               Error);  // not float
+  EXPECT_THROW(emit_gather_elements_backward({DType::F32, DType::I64, {3, 4}, {4, 4}, 1}), Error);  // 4 > 3
+}
+
 // ReduceLogSumExp is the softmax forward writing each row's max + log(sum), a non-finite max
 // shifting by 0; it has no backward kernel.
 TEST(CudaEmitters, ReduceLogSumExp) {

@@ -283,6 +283,9 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_gather_elements({t, DType::I64, {3, 5, 4}, {3, 2, 4}, 1}));
   v.push_back(emit_gather_elements({t, DType::I32, {4, 3}, {6, 2}, 0}));
   v.push_back(emit_gather_elements({t, DType::I64, {7}, {3}, 0}));  // rank 1: no coordinates
+  v.push_back(emit_gather_elements_backward({t, DType::I64, {5, 4, 2}, {3, 4, 2}, 0}));
+  v.push_back(
+      emit_gather_elements_backward({t, DType::I32, {3, 4}, {2, 6}, 1}));  // indices smaller off the axis
   v.push_back(emit_copy(trilu_case(t, 1, -1)));
   v.push_back(emit_copy(trilu_case(t, -1, 2)));
   v.push_back(emit_dropout({t, 1003, 0.25, 42, true, DType::I64}));  // mask and offset, a partial block

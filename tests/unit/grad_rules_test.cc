@@ -364,6 +364,21 @@ TEST_F(GradRule, GatherSumsDuplicateIndices) {
          attrs({{"axis", int64_t(-1)}})});
 }
 
+TEST_F(GradRule, GatherElementsSumsDuplicateIndices) {
+  // torch.gather's pattern (labels picking one class per row), repeated and negative indices, and
+  // indices smaller than the data off the axis.
+  check({OpKind::GatherElements,
+         {param(uniform({4, 5})), constant(Tensor::from_int64({2, -1, 0, 2}, {4, 1}))},
+         attrs({{"axis", int64_t(1)}})});
+  check({OpKind::GatherElements,
+         {param(uniform({3, 4, 2})),
+          constant(Tensor::from_int64({0, 2, 2, -1, 1, 1, 0, 0, 2, 2, 1, 0}, {3, 2, 2}))},
+         attrs({{"axis", int64_t(0)}})});
+  check({OpKind::GatherElements,
+         {param(uniform({2, 3, 4})), constant(Tensor::from_int64({3, 3, 0, -4, 1, 2}, {2, 1, 3}))},
+         attrs({{"axis", int64_t(-1)}})});
+}
+
 // ---- nn
 
 TEST_F(GradRule, MatMulWithBatchBroadcasting) {
