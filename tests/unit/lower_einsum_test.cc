@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "passes/fuse_attention.h"
 #include "passes/lower_einsum.h"
 #include "tests/unit/gradient_check.h"
 
@@ -97,6 +98,31 @@ INSTANTIATE_TEST_SUITE_P(Equations, LowerEinsum, testing::ValuesIn(kLowered), []
   for (char ch : info.param.equation) name += std::isalpha(static_cast<unsigned char>(ch)) ? ch : '_';
   return name;
 });
+
+// Attention written as Einsums lowers to the MatMul(q, Transpose(k)) -> Mul -> Softmax -> MatMul
+// chain the fuse-attention pass knows: one Attention node (the flash-attention kernels of a 16-bit
+// CUDA plan; a torch.einsum attention at head size 64 compiles to Attention and AttentionGrad).
+TEST(LowerEinsumAttention, FusesIntoOneAttention) {
+  ir::Graph g;
+  const TensorType heads{DType::F32, {2, 2, 16, 64}};
+  ir::Value *q = g.add_input("q", heads), *k = g.add_input("k", heads), *v = g.add_input("v", heads);
+  Attrs scores_eq, context_eq, softmax;
+  scores_eq.set("equation", std::string("bhqd,bhkd->bhqk"));
+  context_eq.set("equation", std::string("bhqk,bhkd->bhqd"));
+  softmax.set("axis", int64_t(-1));
+  ir::Value* scores = g.add_node(OpKind::Einsum, {q, k}, scores_eq)->outputs[0];
+  ir::Value* scale = g.add_constant("scale", Tensor::from_double(DType::F32, {0.125}, {}));
+  ir::Value* scaled = g.add_node(OpKind::Mul, {scores, scale})->outputs[0];
+  ir::Value* p = g.add_node(OpKind::Softmax, {scaled}, softmax)->outputs[0];
+  g.add_output(g.add_node(OpKind::Einsum, {p, v}, context_eq, {"y"})->outputs[0]);
+  ASSERT_TRUE(passes::LowerEinsum().run(g));
+  passes::FuseAttention fuse(/*cuda_shapes_only=*/true);
+  fuse.run(g);
+  EXPECT_EQ(fuse.stats().at("attentions_fused"), 1);
+  int attentions = 0;
+  for (const ir::Node* n : g.nodes()) attentions += n->op == OpKind::Attention;
+  EXPECT_EQ(attentions, 1);
+}
 
 // Integer Einsums stay Einsums, which the CPU kernel runs.
 TEST(LowerEinsumKeeps, Integers) {
