@@ -36,6 +36,8 @@ std::string_view cuda_type(DType t) {
     case DType::Bool:
     case DType::U8:
       return "unsigned char";
+    case DType::I8:
+      return "signed char";
     case DType::I32:
       return "int";
     case DType::I64:

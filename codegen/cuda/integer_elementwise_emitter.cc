@@ -38,6 +38,13 @@ const std::map<std::string, const char*>& expressions() {
 
 bool is_16_or_32_bit_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
+// Clip of a by its present bounds (b the first present one), as the CPU: min(max(a, lo), hi).
+std::string clip_expression(bool min, bool max) {
+  if (min && max) return "c < (a < b ? b : a) ? c : (a < b ? b : a)";
+  if (min) return "a < b ? b : a";
+  return max ? "b < a ? b : a" : "a";
+}
+
 // Cast as the CPU kernel computes it (runtime/cpu/kernels/elementwise.cc): through int64 from an
 // integer or bool (a bool is 0 or 1), through double from a float; to bool by != 0, to an integer
 // from a float truncating and saturating, to a 16-bit float through float.
@@ -116,7 +123,9 @@ bool is_integer_comparison(const std::string& op) {
   return op == "Equal" || op == "Greater" || op == "GreaterOrEqual" || op == "Less" || op == "LessOrEqual";
 }
 
-bool is_integer_storage(DType t) { return t == DType::I32 || t == DType::I64 || t == DType::U8; }
+bool is_integer_storage(DType t) {
+  return t == DType::I32 || t == DType::I64 || t == DType::I8 || t == DType::U8;
+}
 
 bool takes_integer_kernel(const std::string& op, const std::vector<DType>& operands, DType result) {
   const auto storable = [](DType t) {
@@ -129,6 +138,9 @@ bool takes_integer_kernel(const std::string& op, const std::vector<DType>& opera
     return operands.size() == 2 && (is_integer_storage(operands[0]) || is_integer_storage(operands[1])) &&
            std::all_of(operands.begin(), operands.end(),
                        [](DType t) { return is_integer_storage(t) || is_16_or_32_bit_float(t); });
+  if (op == "Clip")
+    return !operands.empty() && operands.size() <= 3 && is_integer_storage(operands[0]) &&
+           std::all_of(operands.begin(), operands.end(), [&](DType t) { return t == operands[0]; });
   if (op == "Where")
     return operands.size() == 3 && operands[0] == DType::Bool && is_integer_storage(operands[1]) &&
            operands[2] == operands[1];
@@ -167,10 +179,14 @@ KernelSource emit_integer_elementwise(const IntegerElementwiseSpec& spec) {
     key += fmt::format("|{}:{}", dtype_name(dtypes[k]), offset);
   }
   const bool c_fmod = spec.op == "Mod" && spec.c_fmod;
-  const std::string expr = spec.op == "Cast"  ? cast_expression(dtypes[0], spec.out.dtype)
-                           : spec.op == "Pow" ? pow_expression(dtypes[0], dtypes[1])
-                           : spec.op == "Mod" ? fmt::format("dlc_mod(a, b, {})", c_fmod)
-                                              : std::string(expressions().at(spec.op));
+  if (spec.op == "Clip" && dtypes.size() != size_t(1 + spec.clip_min + spec.clip_max))
+    throw Error(fmt::format("CUDA integer elementwise: Clip has {} operands for {} bounds", dtypes.size(),
+                            int(spec.clip_min) + int(spec.clip_max)));
+  const std::string expr = spec.op == "Clip"   ? clip_expression(spec.clip_min, spec.clip_max)
+                           : spec.op == "Cast" ? cast_expression(dtypes[0], spec.out.dtype)
+                           : spec.op == "Pow"  ? pow_expression(dtypes[0], dtypes[1])
+                           : spec.op == "Mod"  ? fmt::format("dlc_mod(a, b, {})", c_fmod)
+                                               : std::string(expressions().at(spec.op));
   const std::string name =
       kernel_name("int_" + std::string(1, char(std::tolower(spec.op[0]))) + spec.op.substr(1), spec.out.dtype,
                   hex64(fnv1a64(fmt::format("{}|{}", key, c_fmod))).substr(0, 12));

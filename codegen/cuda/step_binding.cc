@@ -183,13 +183,18 @@ StepBinding elementwise_program(const StepView& s, bool clip,
   });
 }
 
-// An integer elementwise op (integer_elementwise_emitter.h): Mod's fmod attribute as the kernel's.
+// An integer elementwise op (integer_elementwise_emitter.h): Mod's fmod attribute and Clip's present
+// bounds as the kernel's.
 StepBinding integer_elementwise(const StepView& s) {
   IntegerElementwiseSpec spec{s.op(), {}, {}, s.attrs.i("fmod", 0) != 0};
   for (int i = 0; i < s.num_inputs(); ++i) {
-    if (!s.has_input(i)) s.fail(fmt::format("input {} is absent", i));
-    spec.operands.push_back(s.input(i));
+    if (s.has_input(i))
+      spec.operands.push_back(s.input(i));
+    else if (s.op() != "Clip")  // Clip's bounds are optional
+      s.fail(fmt::format("input {} is absent", i));
   }
+  spec.clip_min = s.has_input(1);
+  spec.clip_max = s.has_input(2);
   if (s.num_outputs() != 1 || !s.has_output(0)) s.fail("expected one output");
   spec.out = s.output(0);
   return emitted([&] { return emit_integer_elementwise(spec); });

@@ -136,6 +136,13 @@ inline std::vector<OpCase> op_cases() {
   cases.back().operand_dtypes = {DType::I64};
   add("cast_i32_u8", "Cast", DType::U8, {{4, 5}}, {{4, 5}}, {});
   cases.back().operand_dtypes = {DType::I32};
+  // i8: Max with broadcasting, Clip by both bounds and by its min alone, a Cast from f32 (saturating
+  // through int64, then wrapping to 8 bits as the CPU's).
+  add("int_max_i8", "Max", DType::I8, {{2, 3}, {3}}, {{2, 3}}, {});
+  add("int_clip_i8", "Clip", DType::I8, {{3, 5}, {}, {}}, {{3, 5}}, {});
+  add("int_clip_i32_min_only", "Clip", DType::I32, {{4, 2}, {}}, {{4, 2}}, {});
+  add("cast_f32_i8", "Cast", DType::I8, {{4, 5}}, {{4, 5}}, {});
+  cases.back().operand_dtypes = {DType::F32};
   add("int_where_i64", "Where", DType::I64, {{3, 1}, {3, 4}, {4}}, {{3, 4}}, {});
   cases.back().operand_dtypes = {DType::Bool, DType::I64, DType::I64};
   // Gather and its gradient on axis 1 (the embedding kernels on [outer, vocab, dim]); the gradient's
@@ -165,8 +172,12 @@ inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
   if (c.op == "CumSum")
     return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
   if (is_integer_op(c)) {
-    codegen::cuda::IntegerElementwiseSpec spec{
-        c.op, {}, {output_dtype(c), c.outs[0]}, c.attrs.i("fmod", 0) != 0};
+    codegen::cuda::IntegerElementwiseSpec spec{c.op,
+                                               {},
+                                               {output_dtype(c), c.outs[0]},
+                                               c.attrs.i("fmod", 0) != 0,
+                                               c.ins.size() > 1,
+                                               c.ins.size() > 2};
     for (size_t k = 0; k < c.ins.size(); ++k) spec.operands.push_back({input_dtype(c, k), c.ins[k]});
     return codegen::cuda::emit_integer_elementwise(spec);
   }
@@ -185,7 +196,7 @@ inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
   return codegen::cuda::emit_copy_op(c.op, c.attrs, ins, outs);
 }
 
-/// `values` stored as `t` (f32, f16, bf16, i32, i64, u8 or bool) into `bytes`.
+/// `values` stored as `t` (f32, f16, bf16, i32, i64, i8, u8 or bool) into `bytes`.
 inline void store_values(const std::vector<int64_t>& values, DType t, double scale,
                          std::vector<uint8_t>& bytes) {
   for (size_t i = 0; i < values.size(); ++i) {
@@ -199,7 +210,7 @@ inline void store_values(const std::vector<int64_t>& values, DType t, double sca
       const float f = float(double(values[i]) * scale);
       const uint16_t bits = t == DType::F16 ? Half(f).bits : BFloat16(f).bits;
       std::memcpy(bytes.data() + i * 2, &bits, 2);
-    } else if (t == DType::U8 || t == DType::Bool) {
+    } else if (t == DType::U8 || t == DType::I8 || t == DType::Bool) {
       bytes[i] = uint8_t(values[i]);
     } else {
       std::memcpy(bytes.data() + i * 8, &values[i], 8);

@@ -565,6 +565,18 @@ TEST(CudaEmitters, IntegerElementwise) {
             std::string::npos);
   EXPECT_NE(emit_integer_elementwise({"Cast", {i32}, u8}).name,
             emit_integer_elementwise({"Cast", {i32}, i64}).name);
+  // Clip by its present bounds (b the first present one), as min(max(x, lo), hi); i8 is signed char.
+  const TensorType i8{DType::I8, {3}}, i8_scalar{DType::I8, {}};
+  const KernelSource clip =
+      emit_integer_elementwise({"Clip", {i8, i8_scalar, i8_scalar}, i8, false, true, true});
+  EXPECT_NE(clip.source.find("out0[i] = c < (a < b ? b : a) ? c : (a < b ? b : a);"), std::string::npos)
+      << clip.source;
+  EXPECT_NE(clip.source.find("const signed char b = in1[0];"), std::string::npos) << clip.source;
+  EXPECT_NE(emit_integer_elementwise({"Clip", {i8, i8_scalar}, i8, false, false, true})
+                .source.find("out0[i] = b < a ? b : a;"),
+            std::string::npos);
+  EXPECT_THROW(emit_integer_elementwise({"Clip", {i8, i8_scalar}, i8, false, true, true}),
+               Error);  // 2 bounds
   // What the kernels take, and refusals.
   EXPECT_TRUE(is_integer_comparison("Equal"));
   EXPECT_FALSE(is_integer_comparison("Add"));
