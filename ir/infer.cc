@@ -36,6 +36,18 @@ int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+void check_indices(const InferContext& ctx, int i) {
+  DType t = ctx.input(i).dtype;
+  if (t != DType::I64 && t != DType::I32) ctx.fail("indices must be i32 or i64, got {}", ctx.input(i).str());
+}
+
+void check_gather_elements_extent(const InferContext& ctx, const Shape& indices, const Shape& data,
+                                  int64_t axis) {
+  for (size_t d = 0; d < data.size(); ++d)
+    if (int64_t(d) != axis && indices[d] > data[d])
+      ctx.fail("indices {} exceed the data {} on axis {}", shape_str(indices), shape_str(data), d);
+}
+
 Shape reduced_shape(const Shape& dims, const std::vector<int64_t>& axes, bool keepdims) {
   Shape out;
   for (int64_t d = 0; d < int64_t(dims.size()); ++d) {

@@ -36,6 +36,11 @@ struct InferContext {
 Shape broadcast_shapes(const InferContext& ctx, const Shape& a, const Shape& b);
 /// Normalizes a possibly negative axis against rank; fails if out of range.
 int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank);
+/// Fails unless input `i` is an index operand: i32 or i64.
+void check_indices(const InferContext& ctx, int i);
+/// Fails where GatherElements' `indices` (of the data's rank) exceed `data` off `axis`.
+void check_gather_elements_extent(const InferContext& ctx, const Shape& indices, const Shape& data,
+                                  int64_t axis);
 /// The result dims of reducing `dims` over `axes` (sorted; empty = all): reduced dims kept as 1
 /// with keepdims, else dropped.
 Shape reduced_shape(const Shape& dims, const std::vector<int64_t>& axes, bool keepdims);

@@ -46,9 +46,8 @@ void infer_SoftmaxGrad(InferContext& ctx) {
 
 void infer_GatherGrad(InferContext& ctx) {
   const TensorType& dy = float_dy(ctx);
+  check_indices(ctx, 1);
   const TensorType& idx = ctx.input(1);
-  if (idx.dtype != DType::I64 && idx.dtype != DType::I32)
-    ctx.fail("indices must be i32 or i64, got {}", idx.str());
   const int64_t rank = dy.rank() - idx.rank() + 1;
   const Shape data = forward_shape(ctx, rank);
   const int64_t axis = normalize_axis(ctx, ctx.attrs().i("axis", 0), rank);
@@ -63,15 +62,12 @@ void infer_GatherGrad(InferContext& ctx) {
 
 void infer_GatherElementsGrad(InferContext& ctx) {
   const TensorType& dy = float_dy(ctx);
+  check_indices(ctx, 1);
   const TensorType& idx = ctx.input(1);
-  if (idx.dtype != DType::I64 && idx.dtype != DType::I32)
-    ctx.fail("indices must be i32 or i64, got {}", idx.str());
   if (idx.shape != dy.shape) ctx.fail("dy {} must have the indices' shape {}", dy.str(), idx.str());
   const Shape data = forward_shape(ctx, dy.rank());
-  const int64_t axis = normalize_axis(ctx, ctx.attrs().i("axis", 0), dy.rank());
-  for (int64_t d = 0; d < dy.rank(); ++d)
-    if (d != axis && dy.shape[size_t(d)] > data[size_t(d)])
-      ctx.fail("indices {} exceed the data shape {} on axis {}", idx.str(), shape_str(data), d);
+  check_gather_elements_extent(ctx, idx.shape, data,
+                               normalize_axis(ctx, ctx.attrs().i("axis", 0), dy.rank()));
   ctx.outputs[0] = TensorType{dy.dtype, data};
 }
 

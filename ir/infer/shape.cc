@@ -24,12 +24,6 @@ Shape permutation(const InferContext& ctx, int64_t rank) {
   return perm;
 }
 
-// Reads an index operand's type: i32 or i64.
-void check_indices(const InferContext& ctx, int i) {
-  DType t = ctx.input(i).dtype;
-  if (t != DType::I64 && t != DType::I32) ctx.fail("indices must be i32 or i64, got {}", ctx.input(i).str());
-}
-
 }  // namespace
 
 void infer_Identity(InferContext& ctx) { ctx.outputs[0] = ctx.input(0); }
@@ -166,10 +160,8 @@ void infer_GatherElements(InferContext& ctx) {
   const TensorType& idx = ctx.input(1);
   if (idx.rank() != data.rank() || data.rank() == 0)
     ctx.fail("indices {} must have the rank of data {}", idx.str(), data.str());
-  const int64_t axis = normalize_axis(ctx, ctx.attrs().i("axis", 0), data.rank());
-  for (int64_t d = 0; d < data.rank(); ++d)
-    if (d != axis && idx.shape[size_t(d)] > data.shape[size_t(d)])
-      ctx.fail("indices {} exceed data {} on axis {}", idx.str(), data.str(), d);
+  check_gather_elements_extent(ctx, idx.shape, data.shape,
+                               normalize_axis(ctx, ctx.attrs().i("axis", 0), data.rank()));
   ctx.outputs[0] = TensorType{data.dtype, idx.shape};
 }
 

@@ -28,15 +28,8 @@ void gather_elements_grad(KernelContext& ctx) {
   const Shape strides = row_major_strides(out.dims);
   std::vector<double> sums(size_t(out.numel()), 0.0);
   const T* src = dy.as<T>();
-  for (int64_t p = 0, n = dy.numel(); p < n; ++p) {
-    int64_t off = 0, rem = p;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      const int64_t c = rem % dy.dims[size_t(d)];
-      rem /= dy.dims[size_t(d)];
-      off += (d == axis ? idx[size_t(p)] : c) * strides[size_t(d)];
-    }
-    sums[size_t(off)] += double(Wide(src[p]));
-  }
+  for (int64_t p = 0, n = dy.numel(); p < n; ++p)
+    sums[size_t(gather_elements_offset(p, idx[size_t(p)], dy.dims, strides, axis))] += double(Wide(src[p]));
   T* dst = out.as<T>();
   for (size_t i = 0; i < sums.size(); ++i) dst[i] = T(Wide(sums[i]));
 }

@@ -210,15 +210,8 @@ void kernel_GatherElements(KernelContext& ctx) {
     const T* src = data.as<const T>();
     T* dst = out.as<T>();
 #pragma omp parallel for schedule(static) if (n > 32768)
-    for (int64_t p = 0; p < n; ++p) {
-      int64_t off = 0, rem = p;
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        const int64_t c = rem % out.dims[d];
-        rem /= out.dims[d];
-        off += (d == axis ? idx[p] : c) * in_strides[d];
-      }
-      dst[p] = src[off];
-    }
+    for (int64_t p = 0; p < n; ++p)
+      dst[p] = src[gather_elements_offset(p, idx[p], out.dims, in_strides, axis)];
   });
 }
 
