@@ -40,14 +40,11 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }  // namespace
 
 CumSumSpec cumsum_spec(const Attrs& attrs, const TensorType& x) {
-  const AxisView v = axis_view(x.shape, attrs.i("axis", 0));
   CumSumSpec spec;
   spec.dtype = x.dtype;
   spec.exclusive = attrs.i("exclusive", 0) != 0;
   spec.reverse = attrs.i("reverse", 0) != 0;
-  spec.outer = v.outer;
-  spec.extent = v.extent;
-  spec.inner = v.inner;
+  set_view(spec, axis_view(x.shape, attrs.i("axis", 0)));
   return spec;
 }
 

@@ -58,6 +58,13 @@ struct AxisView {
 AxisView axes_view(const Shape& dims, int64_t first, int64_t last);
 /// axes_view around the one axis `axis` (negative counts from the end; normalized_axis's errors).
 AxisView axis_view(const Shape& dims, int64_t axis);
+/// Sets a row kernel spec's outer, extent and inner from `v`.
+template <typename Spec>
+void set_view(Spec& spec, const AxisView& v) {
+  spec.outer = v.outer;
+  spec.extent = v.extent;
+  spec.inner = v.inner;
+}
 
 /// "4096x1000": dims joined for kernel names.
 std::string dims_tag(const Shape& dims);

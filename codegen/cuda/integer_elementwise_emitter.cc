@@ -36,8 +36,6 @@ const std::map<std::string, const char*>& expressions() {
   return table;
 }
 
-bool is_16_or_32_bit_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
-
 // Clip of a by its present bounds (b the first present one), as the CPU: min(max(a, lo), hi).
 std::string clip_expression(bool min, bool max) {
   if (min && max) return "c < (a < b ? b : a) ? c : (a < b ? b : a)";
@@ -49,13 +47,13 @@ std::string clip_expression(bool min, bool max) {
 // integer or bool (a bool is 0 or 1), through double from a float; to bool by != 0, to an integer
 // from a float truncating and saturating, to a 16-bit float through float.
 std::string cast_expression(DType from, DType to) {
-  const std::string value = from == DType::Bool           ? "(long long)(a != 0)"
-                            : is_16_or_32_bit_float(from) ? "double(dlc_to_float(a))"
-                                                          : "(long long)a";
+  const std::string value = from == DType::Bool      ? "(long long)(a != 0)"
+                            : is_storage_float(from) ? "double(dlc_to_float(a))"
+                                                     : "(long long)a";
   if (to == DType::Bool) return fmt::format("R({} != 0)", value);
-  if (is_16_or_32_bit_float(to)) return fmt::format("dlc_from_float<R>(float({}))", value);
-  return is_16_or_32_bit_float(from) ? fmt::format("R(dlc_float_to_int64({}))", value)
-                                     : fmt::format("R({})", value);
+  if (is_storage_float(to)) return fmt::format("dlc_from_float<R>(float({}))", value);
+  return is_storage_float(from) ? fmt::format("R(dlc_float_to_int64({}))", value)
+                                : fmt::format("R({})", value);
 }
 
 // Pow as the CPU kernel computes it (runtime/cpu/kernels/elementwise.cc).
@@ -129,7 +127,7 @@ bool is_integer_storage(DType t) {
 
 bool takes_integer_kernel(const std::string& op, const std::vector<DType>& operands, DType result) {
   const auto storable = [](DType t) {
-    return is_integer_storage(t) || is_16_or_32_bit_float(t) || t == DType::Bool;
+    return is_integer_storage(t) || is_storage_float(t) || t == DType::Bool;
   };
   if (op == "Cast")
     return operands.size() == 1 && (is_integer_storage(operands[0]) || is_integer_storage(result)) &&
@@ -137,7 +135,7 @@ bool takes_integer_kernel(const std::string& op, const std::vector<DType>& opera
   if (op == "Pow")
     return operands.size() == 2 && (is_integer_storage(operands[0]) || is_integer_storage(operands[1])) &&
            std::all_of(operands.begin(), operands.end(),
-                       [](DType t) { return is_integer_storage(t) || is_16_or_32_bit_float(t); });
+                       [](DType t) { return is_integer_storage(t) || is_storage_float(t); });
   if (op == "Clip")
     return !operands.empty() && operands.size() <= 3 && is_integer_storage(operands[0]) &&
            std::all_of(operands.begin(), operands.end(), [&](DType t) { return t == operands[0]; });
@@ -189,17 +187,17 @@ KernelSource emit_integer_elementwise(const IntegerElementwiseSpec& spec) {
                                                : std::string(expressions().at(spec.op));
   const std::string name =
       kernel_name("int_" + std::string(1, char(std::tolower(spec.op[0]))) + spec.op.substr(1), spec.out.dtype,
-                  hex64(fnv1a64(fmt::format("{}|{}", key, c_fmod))).substr(0, 12));
+                  hex64(fnv1a64(fmt::format("{}|{}", key, expr))).substr(0, 12));
   KernelSource ks = KernelSource::named("integer_elementwise", name);
   ks.source = fmt::format("// dlc integer elementwise kernel {}: {} of {} to {}.\n", name, spec.op,
                           fmt::join(types, ", "), spec.out.str());
   std::vector<DType> floats;
   for (DType t : dtypes)
-    if (is_16_or_32_bit_float(t)) floats.push_back(t);
-  if (is_16_or_32_bit_float(spec.out.dtype)) floats.push_back(spec.out.dtype);
+    if (is_storage_float(t)) floats.push_back(t);
+  if (is_storage_float(spec.out.dtype)) floats.push_back(spec.out.dtype);
   if (!floats.empty()) ks.source += device_prelude({floats, false, false});
   const bool helpers = spec.op == "Div" || spec.op == "Mod" || spec.op == "Pow" ||
-                       (spec.op == "Cast" && is_16_or_32_bit_float(dtypes[0]));
+                       (spec.op == "Cast" && is_storage_float(dtypes[0]));
   ks.source += fill(kKernel, {{"R", std::string(cuda_type(spec.out.dtype))},
                               {"INDEX", std::string(index_type(std::max<int64_t>(numel, 1)))},
                               {"NUMEL", fmt::format("{}", numel)},

@@ -146,14 +146,6 @@ void bind_positional_args(const StepView& s, StepBinding& b) {
   b.args = std::move(args);
 }
 
-// Sets a row kernel's [outer, extent, inner].
-template <typename Spec>
-void set_view(Spec& spec, const AxisView& v) {
-  spec.outer = v.outer;
-  spec.extent = v.extent;
-  spec.inner = v.inner;
-}
-
 // ---- generated kernels
 
 // An elementwise step as an expression program: its operands as inputs (an absent Clip bound
@@ -388,6 +380,17 @@ StepBinding attention_grad(const StepView& s) {
                                                                  {"dv", output_operand(2)}});
 }
 
+// The layer-norm forward kernel on the step's x, scale and bias into y, its statistics to `mean`
+// and `inv_std` (absent: not written).
+StepBinding layer_norm_forward(const LayerNormSpec& spec, OperandRef mean, OperandRef inv_std) {
+  return emitted([&] { return emit_layer_norm_forward(spec); }, {{"x", input_operand(0)},
+                                                                 {"scale", input_operand(1)},
+                                                                 {"bias", input_operand(2)},
+                                                                 {"y", output_operand(0)},
+                                                                 {"mean", mean},
+                                                                 {"inv_std", inv_std}});
+}
+
 StepBinding layer_norm(const StepView& s) {
   const TensorType x = s.input(0);
   const int64_t rank = int64_t(x.shape.size());
@@ -406,12 +409,7 @@ StepBinding layer_norm(const StepView& s) {
   for (int i = 1; i <= 2; ++i)
     if (s.has_output(i) && s.output(i).dtype != DType::F32)
       s.fail(fmt::format("output {} (statistics) must be f32", i));
-  return emitted([&] { return emit_layer_norm_forward(spec); }, {{"x", input_operand(0)},
-                                                                 {"scale", input_operand(1)},
-                                                                 {"bias", input_operand(2)},
-                                                                 {"y", output_operand(0)},
-                                                                 {"mean", output_operand(1)},
-                                                                 {"inv_std", output_operand(2)}});
+  return layer_norm_forward(spec, output_operand(1), output_operand(2));
 }
 
 // InstanceNormalization of [N, C, D…]: the layer-norm forward on [N · C, D…] rows, scale and
@@ -428,12 +426,7 @@ StepBinding instance_norm(const StepView& s) {
   for (int i = 1; i <= 2; ++i)
     if (!s.has_input(i) || s.input(i).numel() != spec.channels)
       s.fail(fmt::format("input {} does not have one element per channel ({})", i, spec.channels));
-  return emitted([&] { return emit_layer_norm_forward(spec); }, {{"x", input_operand(0)},
-                                                                 {"scale", input_operand(1)},
-                                                                 {"bias", input_operand(2)},
-                                                                 {"y", output_operand(0)},
-                                                                 {"mean", OperandRef{}},
-                                                                 {"inv_std", OperandRef{}}});
+  return layer_norm_forward(spec, OperandRef{}, OperandRef{});
 }
 
 StepBinding layer_norm_grad(const StepView& s) {
