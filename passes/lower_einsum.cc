@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "dlc/einsum_equation.h"
 #include "dlc/error.h"
@@ -42,7 +43,7 @@ class Lowering {
     Attrs a;
     a.set("axes", axes);
     a.set("keepdims", int64_t(0));
-    return {emit(OpKind::ReduceSum, t.value, a, "sum"), rest};
+    return {emit(OpKind::ReduceSum, {t.value}, a, "sum"), rest};
   }
 
   // `t` with its dims in the order of `order` (a permutation of its letters).
@@ -52,7 +53,7 @@ class Lowering {
     for (char c : order) perm.push_back(int64_t(t.letters.find(c)));
     Attrs a;
     a.set("perm", perm);
-    return {emit(OpKind::Transpose, t.value, a, "transpose"), order};
+    return {emit(OpKind::Transpose, {t.value}, a, "transpose"), order};
   }
 
   // a and b contracted into the letters in either that `needed` names (see lower_einsum.h).
@@ -65,9 +66,7 @@ class Lowering {
     Shape lhs = dims(batch), rhs = dims(batch);
     lhs.insert(lhs.end(), {product(a_only), product(shared)});
     rhs.insert(rhs.end(), {product(shared), product(b_only)});
-    ir::Value* mm = g_.add_node(OpKind::MatMul, {reshaped(pa.value, lhs), reshaped(pb.value, rhs)}, {},
-                                {g_.unique_value_name(name_ + ".matmul")}, name_ + ".matmul")
-                        ->outputs[0];
+    ir::Value* mm = emit(OpKind::MatMul, {reshaped(pa.value, lhs), reshaped(pb.value, rhs)}, {}, "matmul");
     const std::string letters = batch + a_only + b_only;
     return {reshaped(mm, dims(letters)), letters};
   }
@@ -85,13 +84,12 @@ class Lowering {
       for (int64_t k = 0; k < n; ++k) eye[size_t(k * n + k)] = 1.0;
       ir::Value* mask = g_.add_constant(g_.unique_value_name(name_ + ".diagonal_mask"),
                                         Tensor::from_double(t.value->type.dtype, eye, mask_shape));
-      ir::Value* masked = g_.add_node(OpKind::Mul, {t.value, mask}, {},
-                                      {g_.unique_value_name(name_ + ".masked")}, name_ + ".masked")
-                              ->outputs[0];
+      ir::Value* masked = emit(OpKind::Mul, {t.value, mask}, {}, "masked");
       Attrs a;
       a.set("axes", Shape{int64_t(q)});
       a.set("keepdims", int64_t(0));
-      t = {emit(OpKind::ReduceSum, masked, a, "diagonal"), t.letters.substr(0, q) + t.letters.substr(q + 1)};
+      t = {emit(OpKind::ReduceSum, {masked}, a, "diagonal"),
+           t.letters.substr(0, q) + t.letters.substr(q + 1)};
       p = size_t(-1);  // again from the start: a letter may repeat more than twice
     }
     return t;
@@ -100,20 +98,21 @@ class Lowering {
   // `v` itself when it is not an operand of the Einsum, else a copy to rename.
   ir::Value* own(ir::Value* v, const std::vector<ir::Value*>& operands) {
     if (std::find(operands.begin(), operands.end(), v) == operands.end()) return v;
-    return emit(OpKind::Identity, v, {}, "copy");
+    return emit(OpKind::Identity, {v}, {}, "copy");
   }
 
  private:
-  ir::Value* emit(OpKind op, ir::Value* x, const Attrs& a, const std::string& what) {
+  // Node `op` of `inputs`, named NAME.what, its result too.
+  ir::Value* emit(OpKind op, std::vector<ir::Value*> inputs, const Attrs& a, const std::string& what) {
     const std::string name = name_ + "." + what;
-    return g_.add_node(op, {x}, a, {g_.unique_value_name(name)}, name)->outputs[0];
+    return g_.add_node(op, std::move(inputs), a, {g_.unique_value_name(name)}, name)->outputs[0];
   }
 
   ir::Value* reshaped(ir::Value* v, const Shape& shape) {
     if (v->type.shape == shape) return v;
     Attrs a;
     a.set("shape", shape);
-    return emit(OpKind::Reshape, v, a, "reshape");
+    return emit(OpKind::Reshape, {v}, a, "reshape");
   }
 
   Shape dims(const std::string& letters) const {
