@@ -140,6 +140,23 @@ void Graph::replace_all_uses(Value* from, Value* to) {
     if (update.first == from) update.first = to;
 }
 
+void Graph::replace_node(Node* node, const std::vector<Value*>& results) {
+  auto result_of = [&](size_t i) { return i < results.size() ? results[i] : nullptr; };
+  for (size_t i = 0; i < node->outputs.size(); ++i) {
+    const Value* out = node->outputs[i];
+    if (out && !result_of(i) && (is_pinned(out) || !users(out).empty()))
+      throw Error(fmt::format("replacing node '{}': its output '{}' is still read", node->name, out->name));
+  }
+  std::vector<std::pair<Value*, std::string>> renames;
+  for (size_t i = 0; i < node->outputs.size(); ++i) {
+    if (!node->outputs[i] || !result_of(i)) continue;
+    replace_all_uses(node->outputs[i], result_of(i));
+    renames.emplace_back(result_of(i), node->outputs[i]->name);
+  }
+  remove_node(node);
+  for (auto& [result, name] : renames) rename_value(result, name);
+}
+
 bool Graph::is_output(const Value* v) const {
   return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }

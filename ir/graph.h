@@ -68,6 +68,10 @@ class Graph {
   void clear_insertion_point() { insertion_point_ = nullptr; }
   void remove_node(Node* node);  // its outputs must be unused
   void replace_all_uses(Value* from, Value* to);
+  /// Replaces `node` by values made elsewhere: readers of output i read `results[i]` instead,
+  /// the node is removed, and `results[i]` takes output i's name (a graph output keeps its
+  /// name). An output without a result (past the end, or null) must be unused.
+  void replace_node(Node* node, const std::vector<Value*>& results);
   /// Renames a value; fails if the name is taken.
   void rename_value(Value* v, const std::string& name);
   /// Renames a node; fails if another node has the name.

@@ -47,20 +47,16 @@ bool ConstantFolding::run(ir::Graph& graph) {
     } catch (const Error& e) {
       throw Error(fmt::format("constant-fold: node '{}' ({}): {}", n->name, op_name(n->op), e.what()));
     }
-    // Each output becomes a constant under a temporary name, takes over the output's uses, and
-    // gets the output's name once the node (and with it the old value) is gone.
-    std::vector<std::pair<ir::Value*, std::string>> renames;
+    // Each output becomes a constant under a temporary name that takes the output's place.
+    std::vector<ir::Value*> constants(n->outputs.size(), nullptr);
     for (size_t i = 0; i < n->outputs.size(); ++i) {
       ir::Value* out = n->outputs[i];
       if (!out) continue;
-      ir::Value* c =
+      constants[i] =
           graph.add_constant(graph.unique_value_name(out->name + ".folded"), std::move(results.at(i)));
-      graph.replace_all_uses(out, c);
-      renames.emplace_back(c, out->name);
       ++created;
     }
-    graph.remove_node(n);
-    for (auto& [c, name] : renames) graph.rename_value(c, name);
+    graph.replace_node(n, constants);
     ++folded;
   }
   stats_["nodes_folded"] = folded;

@@ -28,14 +28,10 @@ void expand(ir::Graph& g, ir::Node* n) {
     ir::Value* copy = g.add_node(ir::OpKind::Identity, {d}, {},
                                  {g.unique_value_name(out->name + ".expanded")}, n->name + ".out")
                           ->outputs[0];
-    g.replace_all_uses(out, copy);
     results.push_back(copy);
   }
   g.clear_insertion_point();
-  std::vector<std::string> names;
-  for (ir::Value* out : n->outputs) names.push_back(out->name);
-  g.remove_node(n);
-  for (size_t i = 0; i < results.size(); ++i) g.rename_value(results[i], names[i]);
+  g.replace_node(n, results);
 }
 
 }  // namespace

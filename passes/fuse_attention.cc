@@ -192,14 +192,13 @@ class Fuser {
         {g_.unique_value_name(result_name + ".attention"), g_.unique_value_name(out->name + ".lse")},
         g_.unique_node_name(pv->name + ".attention"));
     g_.clear_insertion_point();
-    g_.replace_all_uses(result, attention->outputs[0]);
     if (o_transpose) chain.insert(chain.begin(), o_transpose);
     std::vector<ir::Value*> operands = {qk->inputs[0], qk->inputs[1], pv->inputs[1]};
-    for (ir::Node* n : chain) g_.remove_node(n);
+    g_.replace_node(chain.front(), {attention->outputs[0]});  // a graph output keeps its name
+    for (size_t i = 1; i < chain.size(); ++i) g_.remove_node(chain[i]);
     std::sort(operands.begin(), operands.end());
     operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
     for (ir::Value* x : operands) remove_unread_transpose(x);
-    g_.rename_value(attention->outputs[0], result_name);  // a graph output keeps its name
     return true;
   }
 

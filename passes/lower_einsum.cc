@@ -178,11 +178,7 @@ bool lower(ir::Graph& g, ir::Node* n) {
   }
   ir::Value* result = l.own(l.permuted(acc, eq->output).value, n->inputs);
   g.clear_insertion_point();
-  ir::Value* out = n->outputs[0];
-  const std::string name = out->name;
-  g.replace_all_uses(out, result);
-  g.remove_node(n);
-  g.rename_value(result, name);
+  g.replace_node(n, {result});
   return true;
 }
 

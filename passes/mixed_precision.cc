@@ -205,17 +205,14 @@ bool run_batch_norm_in_half(ir::Graph& g, ir::Node* n, HalfValues& half_of, DTyp
   for (const ir::Value* v : n->outputs) names.push_back(g.unique_value_name(v->name + ".half"));
   ir::Node* bn = g.add_node(ir::OpKind::BatchNormalization, inputs, n->attrs, names, n->name + ".half");
   ir::Value* y = n->outputs[0];
-  const std::string y_name = y->name;
   ir::Value* wide = g.add_node(ir::OpKind::Cast, {bn->outputs[0]}, cast_to(DType::F32),
-                               {g.unique_value_name(y_name + ".f32")}, n->name + ".to_f32")
+                               {g.unique_value_name(y->name + ".f32")}, n->name + ".to_f32")
                         ->outputs[0];
-  g.replace_all_uses(y, wide);
   std::vector<ir::Value*> statistics(n->outputs.begin(), n->outputs.end());
   statistics[0] = nullptr;
   take_over_values(bn, statistics);
   half_of.forget(y);
-  g.remove_node(n);
-  g.rename_value(wide, y_name);
+  g.replace_node(n, {wide});
   return true;
 }
 
@@ -243,15 +240,11 @@ bool MixedPrecision::run(ir::Graph& g) {
     g.set_insertion_point(n);
     std::vector<ir::Value*> inputs;
     for (ir::Value* v : n->inputs) inputs.push_back(v ? half_of.of(v) : nullptr);
-    ir::Value* out = n->outputs[0];
-    const std::string out_name = out->name;
     ir::Value* half_out = rebuild_in_half(g, n, inputs, n->attrs)->outputs[0];
     ir::Value* wide = g.add_node(ir::OpKind::Cast, {half_out}, cast_to(DType::F32),
-                                 {g.unique_value_name(out_name + ".f32")}, n->name + ".to_f32")
+                                 {g.unique_value_name(n->outputs[0]->name + ".f32")}, n->name + ".to_f32")
                           ->outputs[0];
-    g.replace_all_uses(out, wide);
-    g.remove_node(n);
-    g.rename_value(wide, out_name);  // a graph output keeps its name
+    g.replace_node(n, {wide});
     ++(add ? adds : ops);
   }
   const HalfResults half_results = give_half_results(g, half_of, half_);

@@ -6,20 +6,15 @@ namespace dlc::passes {
 
 namespace {
 
-// Replaces `n` by a node of the same op with `inputs`, `attrs` and `outputs` (output 0 keeps its
-// value name); returns the new node.
+// Replaces `n` by a node of the same op with `inputs`, `attrs` and `outputs` (n's outputs keep
+// their value names); returns the new node.
 ir::Node* rebuild(ir::Graph& g, ir::Node* n, std::vector<ir::Value*> inputs, Attrs attrs,
                   std::vector<std::string> outputs) {
-  ir::Value* old_y = n->outputs[0];
-  const std::string y_name = old_y->name;
-  outputs.insert(outputs.begin(), g.unique_value_name(y_name + ".train"));
+  outputs.insert(outputs.begin(), g.unique_value_name(n->outputs[0]->name + ".train"));
   g.set_insertion_point(n);
   ir::Node* t = g.add_node(n->op, std::move(inputs), std::move(attrs), outputs, n->name + ".train");
   g.clear_insertion_point();
-  for (size_t i = 0; i < n->outputs.size(); ++i)
-    if (n->outputs[i]) g.replace_all_uses(n->outputs[i], t->outputs[i]);
-  g.remove_node(n);
-  g.rename_value(t->outputs[0], y_name);
+  g.replace_node(n, t->outputs);
   return t;
 }
 
@@ -58,8 +53,7 @@ bool prepare_dropout(ir::Graph& g, ir::Node* n, ir::Value*& counter) {
   if (!counter) counter = run_counter(g);
   const bool has_mask = n->outputs.size() > 1 && n->outputs[1];
   const std::string mask_name = has_mask ? n->outputs[1]->name : n->outputs[0]->name + ".mask";
-  ir::Node* t = rebuild(g, n, {n->inputs[0], counter}, n->attrs, {g.unique_value_name(mask_name + ".train")});
-  if (has_mask) g.rename_value(t->outputs[1], mask_name);
+  rebuild(g, n, {n->inputs[0], counter}, n->attrs, {g.unique_value_name(mask_name + ".train")});
   return true;
 }
 
