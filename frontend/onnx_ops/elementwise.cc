@@ -1,5 +1,6 @@
 // ONNX elementwise ops: most map one-to-one onto the IR op of the same name; Cast, Clip, Pow,
 // the variadic Max/Min/Sum/Mean, Identity and Constant are translated here too.
+#include "frontend/onnx_ops/translate_util.h"
 #include "frontend/onnx_ops/translators.h"
 #include "frontend/onnx_tensor.h"
 
@@ -19,23 +20,20 @@ ir::Value* align_at_axis(ImportContext& ctx, ir::Value* b, int64_t rank, int64_t
   Shape aligned = bs;
   aligned.resize(size_t(rank - axis), 1);
   if (aligned == bs) return b;
-  Attrs a;
-  a.set("shape", aligned);
-  return ctx.emit(ir::OpKind::Reshape, {b}, a);
+  return reshape(ctx, b, aligned);
 }
 
 }  // namespace
 
 void translate_same_op(ImportContext& ctx) {
-  auto op = ir::parse_op(ctx.node().op_type());
-  if (!op) ctx.fail("no IR op of this name");
+  const ir::OpKind op = same_named_op(ctx);
   std::vector<ir::Value*> inputs;
   for (int i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(ctx.has_input(i) ? ctx.input(i) : nullptr);
   const int64_t rank0 = inputs.empty() || !inputs[0] ? 0 : inputs[0]->type.rank();
   if (ctx.opset() < 7 && inputs.size() == 2 && inputs[1]) {
     if (ctx.attr_int("broadcast", 0) != 0 && ctx.has_attr("axis"))
       inputs[1] = align_at_axis(ctx, inputs[1], rank0, ctx.attr_int("axis", 0));
-    else if (*op == ir::OpKind::PRelu && inputs[1]->type.rank() == 1 && rank0 > 2 &&
+    else if (op == ir::OpKind::PRelu && inputs[1]->type.rank() == 1 && rank0 > 2 &&
              inputs[1]->type.shape[0] == inputs[0]->type.shape[1])
       inputs[1] = align_at_axis(ctx, inputs[1], rank0, 1);
   }
@@ -65,31 +63,13 @@ void translate_same_op(ImportContext& ctx) {
         ctx.fail("attribute '{}' has an unsupported type", a.name());
     }
   }
-  ctx.set_output(0, ctx.emit(*op, inputs, std::move(attrs)));
+  ctx.set_output(0, ctx.emit(op, inputs, std::move(attrs)));
 }
 
 void translate_identity(ImportContext& ctx) { ctx.set_output(0, ctx.input(0)); }
 
-namespace {
-
-// `v` converted to `to` (itself when it already has that dtype).
-ir::Value* cast_to(ImportContext& ctx, ir::Value* v, DType to) {
-  if (v->type.dtype == to) return v;
-  Attrs attrs;
-  attrs.set("to", std::string(dtype_name(to)));
-  return ctx.emit(ir::OpKind::Cast, {v}, std::move(attrs));
-}
-
-}  // namespace
-
 void translate_cast(ImportContext& ctx) {
-  if (!ctx.has_attr("to")) ctx.fail("attribute 'to' is required");
-  const int64_t onnx_type = ctx.attr_int("to", 0);
-  auto to = dtype_from_onnx(int32_t(onnx_type));
-  if (!to)
-    ctx.fail("target type {} ({}) is not supported",
-             onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(onnx_type)), onnx_type);
-  ctx.set_output(0, cast_to(ctx, ctx.input(0), *to));
+  ctx.set_output(0, cast_to(ctx, ctx.input(0), dtype_attr(ctx, "to")));
 }
 
 // A float base takes the exponent converted to its dtype; an integer base keeps a float exponent,

@@ -2,35 +2,18 @@
 // Softmax/LogSoftmax (pre-13 2-D coercion through Reshape) and the global poolings as reductions.
 #include <algorithm>
 
+#include "frontend/onnx_ops/translate_util.h"
 #include "frontend/onnx_ops/translators.h"
 
 namespace dlc::frontend {
 
 namespace {
 
-ir::OpKind same_named_op(ImportContext& ctx) {
-  auto op = ir::parse_op(ctx.node().op_type());
-  if (!op) ctx.fail("no IR op of this name");
-  return *op;
-}
-
-int64_t resolve_axis(ImportContext& ctx, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
-    ctx.fail("axis {} is out of range for input {}", axis, ctx.input_type(0).str());
-  return axis < 0 ? axis + rank : axis;
-}
-
 void emit_reduce(ImportContext& ctx, ir::OpKind op, std::vector<int64_t> axes, int64_t keepdims) {
   Attrs attrs;
   attrs.set("axes", std::move(axes));
   attrs.set("keepdims", keepdims != 0 ? int64_t(1) : int64_t(0));
   ctx.set_output(0, ctx.emit(op, {ctx.input(0)}, std::move(attrs)));
-}
-
-ir::Value* reshape(ImportContext& ctx, ir::Value* v, const Shape& shape) {
-  Attrs attrs;
-  attrs.set("shape", shape);
-  return ctx.emit(ir::OpKind::Reshape, {v}, std::move(attrs));
 }
 
 }  // namespace
@@ -69,25 +52,13 @@ void translate_cumsum(ImportContext& ctx) {
   ctx.set_output(0, ctx.emit(ir::OpKind::CumSum, {ctx.input(0)}, std::move(attrs)));
 }
 
-// Opset >= 13: one axis (default -1). Before: the input is coerced to 2-D [prod(dims[:axis]),
-// prod(dims[axis:])] (default axis 1) and normalized over the second dimension.
 void translate_softmax(ImportContext& ctx) {
   const ir::OpKind op = same_named_op(ctx);
-  const Shape dims = ctx.input_type(0).shape;
-  const int64_t rank = int64_t(dims.size());
-  const bool coerced = ctx.opset() < 13;
-  const int64_t axis = resolve_axis(ctx, ctx.attr_int("axis", coerced ? 1 : -1), rank);
-  Attrs attrs;
-  if (!coerced || axis == rank - 1) {
-    attrs.set("axis", axis);
-    ctx.set_output(0, ctx.emit(op, {ctx.input(0)}, std::move(attrs)));
-    return;
-  }
-  Shape flat = {1, 1};
-  for (int64_t d = 0; d < rank; ++d) flat[d < axis ? 0 : 1] *= dims[size_t(d)];
-  attrs.set("axis", int64_t(1));
-  ir::Value* y = ctx.emit(op, {reshape(ctx, ctx.input(0), flat)}, std::move(attrs));
-  ctx.set_output(0, reshape(ctx, y, dims));
+  ctx.set_output(0, along_softmax_axis(ctx, [&](ir::Value* x, int64_t axis) {
+                   Attrs attrs;
+                   attrs.set("axis", axis);
+                   return ctx.emit(op, {x}, std::move(attrs));
+                 }));
 }
 
 // GlobalAveragePool / GlobalMaxPool: ReduceMean / ReduceMax over the spatial axes, kept.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "frontend/onnx_ops/translate_util.h"
 #include "frontend/onnx_ops/translators.h"
 
 namespace dlc::frontend {
@@ -24,23 +25,8 @@ std::optional<Shape> ints_operand(ImportContext& ctx, int64_t since_opset, const
   return ctx.attr_ints(name);
 }
 
-// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive`), made non-negative.
-int64_t resolve_axis(const ImportContext& ctx, int64_t axis, int64_t rank, bool inclusive = false) {
-  const int64_t hi = inclusive ? rank : rank - 1;
-  if (axis < -rank || axis > hi) ctx.fail("axis {} is out of range for rank {}", axis, rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
 void emit_reshape(ImportContext& ctx, const Shape& shape) {
-  Attrs a;
-  a.set("shape", shape);
-  ctx.set_output(0, ctx.emit(ir::OpKind::Reshape, {ctx.input(0)}, std::move(a)));
-}
-
-int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
+  ctx.set_output(0, reshape(ctx, ctx.input(0), shape));
 }
 
 // Numpy clamping of a slice bound against `dim` for the sign of `step`.
