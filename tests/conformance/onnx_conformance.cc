@@ -21,11 +21,11 @@
 
 #include "dlc/error.h"
 #include "dlc/file_util.h"
-#include "runtime/plan/plan_file.h"
 #include "dlc/session.h"
 #include "frontend/onnx_tensor.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "runtime/plan/plan_file.h"
 #include "tools/driver/compile.h"
 
 namespace fs = std::filesystem;
@@ -36,20 +36,128 @@ namespace {
 // The training op set of the foundation issue, as ONNX op types (Gradient: the
 // ai.onnx.preview.training op, differentiated by autodiff).
 const std::set<std::string> kOpSet = {
-    "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh",
-    "AveragePool", "BatchNormalization", "Cast", "Ceil", "Celu", "Clip", "Concat", "Constant",
-    "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "CumSum", "Div", "Dropout", "Einsum",
-    "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements",
-    "GatherND", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Gradient", "Greater", "GreaterOrEqual",
-    "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "LayerNormalization",
-    "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean",
-    "Min", "Mish", "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "Not", "Or", "Pad", "Pow",
-    "PRelu", "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-    "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu",
-    "Reshape", "Round", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice",
-    "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze", "Sub",
-    "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "Transpose", "Trilu", "Unsqueeze", "Where",
-    "Xor"};
+    "Abs",
+    "Acos",
+    "Acosh",
+    "Add",
+    "And",
+    "ArgMax",
+    "ArgMin",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "AveragePool",
+    "BatchNormalization",
+    "Cast",
+    "CastLike",
+    "Ceil",
+    "Celu",
+    "Clip",
+    "Concat",
+    "Constant",
+    "ConstantOfShape",
+    "Conv",
+    "ConvTranspose",
+    "Cos",
+    "Cosh",
+    "CumSum",
+    "DepthToSpace",
+    "Div",
+    "Dropout",
+    "Einsum",
+    "Elu",
+    "Equal",
+    "Erf",
+    "Exp",
+    "Expand",
+    "EyeLike",
+    "Flatten",
+    "Floor",
+    "Gather",
+    "GatherElements",
+    "GatherND",
+    "Gemm",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "Gradient",
+    "Greater",
+    "GreaterOrEqual",
+    "HardSigmoid",
+    "HardSwish",
+    "Hardmax",
+    "Identity",
+    "InstanceNormalization",
+    "IsInf",
+    "IsNaN",
+    "LRN",
+    "LayerNormalization",
+    "LeakyRelu",
+    "Less",
+    "LessOrEqual",
+    "Log",
+    "LogSoftmax",
+    "MatMul",
+    "Max",
+    "MaxPool",
+    "Mean",
+    "MeanVarianceNormalization",
+    "Min",
+    "Mish",
+    "Mod",
+    "Mul",
+    "Neg",
+    "NegativeLogLikelihoodLoss",
+    "Not",
+    "OneHot",
+    "Or",
+    "PRelu",
+    "Pad",
+    "Pow",
+    "Range",
+    "Reciprocal",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSum",
+    "ReduceSumSquare",
+    "Relu",
+    "Reshape",
+    "Round",
+    "Selu",
+    "Shape",
+    "Shrink",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Size",
+    "Slice",
+    "Softmax",
+    "SoftmaxCrossEntropyLoss",
+    "Softplus",
+    "Softsign",
+    "SpaceToDepth",
+    "Split",
+    "Sqrt",
+    "Squeeze",
+    "Sub",
+    "Sum",
+    "Tan",
+    "Tanh",
+    "ThresholdedRelu",
+    "Tile",
+    "Transpose",
+    "Trilu",
+    "Unsqueeze",
+    "Where",
+    "Xor",
+};
 
 const std::set<int> kTypes = {onnx::TensorProto::FLOAT, onnx::TensorProto::INT64, onnx::TensorProto::INT32,
                               onnx::TensorProto::BOOL};
@@ -75,7 +183,8 @@ bool selected(const onnx::ModelProto& m, std::string* why) {
 
 // Empty string when `got` matches `want`, else a description of the first mismatch.
 std::string compare(const Tensor& want, const Tensor& got, const std::string& name) {
-  if (want.type != got.type) return fmt::format("output '{}': expected {}, got {}", name, want.type.str(), got.type.str());
+  if (want.type != got.type)
+    return fmt::format("output '{}': expected {}, got {}", name, want.type.str(), got.type.str());
   std::vector<double> w = want.as_double(), g = got.as_double();
   for (size_t i = 0; i < w.size(); ++i) {
     if (std::isnan(w[i]) && std::isnan(g[i])) continue;
@@ -103,7 +212,8 @@ std::string ir_round_trip(const ir::Graph& graph) {
     b = b == std::string::npos ? 0 : b + 1;
     return s.substr(b, s.find('\n', b) - b);
   };
-  return fmt::format("IR round trip: line {} prints as '{}', then as '{}'", line, line_at(first), line_at(second));
+  return fmt::format("IR round trip: line {} prints as '{}', then as '{}'", line, line_at(first),
+                     line_at(second));
 }
 
 struct RoundTripCount {
@@ -118,7 +228,9 @@ struct RunMode {
 };
 
 // A CUDA compile that met a step with no CUDA path: the case is refused, not failed.
-bool refused_on_cuda(const std::string& message) { return message.find("has no CUDA path") != std::string::npos; }
+bool refused_on_cuda(const std::string& message) {
+  return message.find("has no CUDA path") != std::string::npos;
+}
 
 // Runs every test_data_set of one case; returns "" on success or the failure message. The first
 // set's imported graph also goes through the IR round trip (not with precompiled plans). With
@@ -133,7 +245,8 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& model, const R
   for (const auto& vi : model.graph().output()) output_names.push_back(vi.name());
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return "no test data";
   std::vector<std::pair<fs::path, plan::Plan>> saved;  // written once every set has compiled
@@ -183,7 +296,8 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& model, const R
       fs::create_directories(out / set.filename());
       for (const auto& e : fs::directory_iterator(set))
         if (e.path().extension() == ".pb")
-          fs::copy_file(e.path(), out / set.filename() / e.path().filename(), fs::copy_options::overwrite_existing);
+          fs::copy_file(e.path(), out / set.filename() / e.path().filename(),
+                        fs::copy_options::overwrite_existing);
       plan::write_plan_file(plan, (out / set.filename() / "plan.dlcplan").string());
     }
   }
@@ -216,13 +330,20 @@ int main(int argc, char** argv) {
   RunMode mode;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc) data = argv[++i];
-    else if (a == "--known-failures" && i + 1 < argc) known_path = argv[++i];
-    else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
-    else if (a == "--device" && i + 1 < argc) mode.device = argv[++i];
-    else if (a == "--save-plans" && i + 1 < argc) mode.save_plans = argv[++i];
-    else if (a == "--precompiled") mode.precompiled = true;
-    else if (a == "-v") verbose = true;
+    if (a == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (a == "--known-failures" && i + 1 < argc)
+      known_path = argv[++i];
+    else if (a == "--filter" && i + 1 < argc)
+      filter = argv[++i];
+    else if (a == "--device" && i + 1 < argc)
+      mode.device = argv[++i];
+    else if (a == "--save-plans" && i + 1 < argc)
+      mode.save_plans = argv[++i];
+    else if (a == "--precompiled")
+      mode.precompiled = true;
+    else if (a == "-v")
+      verbose = true;
     else {
       std::fprintf(stderr,
                    "usage: onnx_conformance [--data DIR] [--known-failures DIR] [--filter SUBSTR]\n"
@@ -284,9 +405,10 @@ int main(int argc, char** argv) {
   }
   const int counted = selected_count - refused;  // refused on CUDA: no plan to run
   double rate = counted ? 100.0 * passed / counted : 0.0;
-  std::printf("conformance (%s%s): %d of %d selected cases %s (%.1f%%); %d known failures, %d unexpected failures\n",
-              mode.device.c_str(), mode.precompiled ? ", precompiled plans" : "", passed, counted,
-              mode.save_plans.empty() ? "pass" : "compiled and saved", rate, known_failed, unexpected);
+  std::printf(
+      "conformance (%s%s): %d of %d selected cases %s (%.1f%%); %d known failures, %d unexpected failures\n",
+      mode.device.c_str(), mode.precompiled ? ", precompiled plans" : "", passed, counted,
+      mode.save_plans.empty() ? "pass" : "compiled and saved", rate, known_failed, unexpected);
   if (mode.device != "cpu") std::printf("%d selected cases refused: a step has no CUDA path\n", refused);
   std::printf("%d passed, %d failed\n", passed, known_failed + unexpected);
   std::printf("IR round trip: %d of %d imported graphs print -> parse -> print identically\n",

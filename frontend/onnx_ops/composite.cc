@@ -1,0 +1,217 @@
+// ONNX ops imported as compositions of IR ops, so they train, and run on CUDA, with no kernel or
+// gradient rule of their own: DepthToSpace/SpaceToDepth (Reshape, Transpose, Reshape), OneHot and
+// Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
+// (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
+// channels) and CastLike (Cast).
+#include <cmath>
+#include <limits>
+
+#include "frontend/onnx_ops/translate_util.h"
+#include "frontend/onnx_ops/translators.h"
+
+namespace dlc::frontend {
+
+namespace {
+
+ir::Value* binary(ImportContext& ctx, ir::OpKind op, ir::Value* a, ir::Value* b) {
+  return ctx.emit(op, {a, b});
+}
+
+// [N, C, H, W] input of a block rearrangement, and its block size.
+struct Blocks {
+  int64_t n, c, h, w, b;
+};
+
+Blocks blocks_of(ImportContext& ctx) {
+  const Shape& s = ctx.input_type(0).shape;
+  if (s.size() != 4) ctx.fail("expects an input of rank 4 (N, C, H, W), got {}", ctx.input_type(0).str());
+  const int64_t b = ctx.attr_int("blocksize", 0);
+  if (b <= 0) ctx.fail("attribute 'blocksize' must be positive, got {}", b);
+  return {s[0], s[1], s[2], s[3], b};
+}
+
+// An i64 index range [0, extent) along `axis` of a rank-`rank` shape of ones.
+ir::Value* index_range(ImportContext& ctx, int64_t extent, int64_t axis, int64_t rank) {
+  std::vector<int64_t> values(static_cast<size_t>(extent));
+  for (int64_t i = 0; i < extent; ++i) values[size_t(i)] = i;
+  Shape shape(size_t(rank), 1);
+  shape[size_t(axis)] = extent;
+  return ctx.constant(Tensor::from_int64(values, shape), "index_range");
+}
+
+// Element `i` of the rank-1 `values`, as a [1] tensor.
+ir::Value* element(ImportContext& ctx, ir::Value* values, int64_t i) {
+  Attrs a;
+  a.set("starts", Shape{i});
+  a.set("ends", Shape{i + 1});
+  a.set("axes", Shape{0});
+  a.set("steps", Shape{1});
+  return ctx.emit(ir::OpKind::Slice, {values}, std::move(a));
+}
+
+}  // namespace
+
+// DCR: [N, b, b, C/b², H, W] -> [N, C/b², H, b, W, b]; CRD: [N, C/b², b, b, H, W] -> the same.
+void translate_depth_to_space(ImportContext& ctx) {
+  const Blocks s = blocks_of(ctx);
+  if (s.c % (s.b * s.b) != 0) ctx.fail("channels {} are not a multiple of blocksize² ({})", s.c, s.b * s.b);
+  const int64_t c = s.c / (s.b * s.b);
+  const std::string mode = ctx.attr_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be DCR or CRD, got '{}'", mode);
+  const bool dcr = mode == "DCR";
+  ir::Value* split =
+      reshape(ctx, ctx.input(0), dcr ? Shape{s.n, s.b, s.b, c, s.h, s.w} : Shape{s.n, c, s.b, s.b, s.h, s.w});
+  ir::Value* moved = transpose(ctx, split, dcr ? Shape{0, 3, 4, 1, 5, 2} : Shape{0, 1, 4, 2, 5, 3});
+  ctx.set_output(0, reshape(ctx, moved, {s.n, c, s.h * s.b, s.w * s.b}));
+}
+
+// [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b].
+void translate_space_to_depth(ImportContext& ctx) {
+  const Blocks s = blocks_of(ctx);
+  if (s.h % s.b != 0 || s.w % s.b != 0)
+    ctx.fail("height {} and width {} must be multiples of blocksize {}", s.h, s.w, s.b);
+  ir::Value* split = reshape(ctx, ctx.input(0), {s.n, s.c, s.h / s.b, s.b, s.w / s.b, s.b});
+  ir::Value* moved = transpose(ctx, split, {0, 3, 5, 1, 2, 4});
+  ctx.set_output(0, reshape(ctx, moved, {s.n, s.c * s.b * s.b, s.h / s.b, s.w / s.b}));
+}
+
+// OneHot(indices, depth, values = [off, on]): a new axis of `depth` classes; an index in
+// [-depth, depth) counts from the end when negative, any other index gives a row of `off`.
+void translate_one_hot(ImportContext& ctx) {
+  const Tensor& depth_tensor = ctx.required_constant(1, "depth");
+  if (depth_tensor.type.numel() != 1) ctx.fail("depth must hold one value, got {}", depth_tensor.type.str());
+  const auto depth = int64_t(depth_tensor.as_double()[0]);
+  if (depth <= 0) ctx.fail("depth must be positive, got {}", depth);
+  ir::Value* values = ctx.input(2);
+  if (values->type.shape != Shape{2}) ctx.fail("values must have shape [2], got {}", values->type.str());
+  const Shape& in = ctx.input_type(0).shape;
+  const int64_t rank = int64_t(in.size()) + 1;
+  const int64_t axis = resolve_axis(ctx, ctx.attr_int("axis", -1), rank);
+  ir::Value* index = cast_to(ctx, ctx.input(0), DType::I64);
+  ir::Value* zero = ctx.scalar(DType::I64, 0);
+  ir::Value* wrapped = binary(ctx, ir::OpKind::Add, index, ctx.scalar(DType::I64, double(depth)));
+  index = ctx.emit(ir::OpKind::Where, {binary(ctx, ir::OpKind::Less, index, zero), wrapped, index});
+  Shape with_axis = in;
+  with_axis.insert(with_axis.begin() + axis, 1);
+  ir::Value* hot =
+      binary(ctx, ir::OpKind::Equal, reshape(ctx, index, with_axis), index_range(ctx, depth, axis, rank));
+  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {hot, element(ctx, values, 1), element(ctx, values, 0)}));
+}
+
+// 1 where the first maximum along the axis is, 0 elsewhere (Softmax's axis convention).
+void translate_hardmax(ImportContext& ctx) {
+  const DType dtype = ctx.input_type(0).dtype;
+  ctx.set_output(0, along_softmax_axis(ctx, [&](ir::Value* x, int64_t axis) {
+                   Attrs a;
+                   a.set("axis", axis);
+                   a.set("keepdims", int64_t(1));
+                   a.set("select_last_index", int64_t(0));
+                   ir::Value* first_max = ctx.emit(ir::OpKind::ArgMax, {x}, std::move(a));
+                   const int64_t rank = x->type.rank();
+                   ir::Value* hot = binary(ctx, ir::OpKind::Equal, first_max,
+                                           index_range(ctx, x->type.shape[size_t(axis)], axis, rank));
+                   return cast_to(ctx, hot, dtype);
+                 }));
+}
+
+// A 2-D constant of the input's shape: ones on diagonal k, zeros elsewhere.
+void translate_eye_like(ImportContext& ctx) {
+  const TensorType& in = ctx.input_type(0);
+  if (in.rank() != 2) ctx.fail("expects a 2-D input, got {}", in.str());
+  const DType dtype = ctx.has_attr("dtype") ? dtype_attr(ctx, "dtype") : in.dtype;
+  const int64_t k = ctx.attr_int("k", 0);
+  const int64_t rows = in.shape[0], cols = in.shape[1];
+  std::vector<double> eye(size_t(rows * cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    if (r + k >= 0 && r + k < cols) eye[size_t(r * cols + r + k)] = 1.0;
+  ctx.set_output(0, ctx.constant(Tensor::from_double(dtype, eye, in.shape), "eye"));
+}
+
+// x + bias below -lambd, x - bias above lambd, 0 between.
+void translate_shrink(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  const DType t = x->type.dtype;
+  const double lambd = ctx.attr_float("lambd", 0.5), bias = ctx.attr_float("bias", 0.0);
+  ir::Value* below = binary(ctx, ir::OpKind::Less, x, ctx.scalar(t, -lambd));
+  ir::Value* above = binary(ctx, ir::OpKind::Greater, x, ctx.scalar(t, lambd));
+  ir::Value* inner = ctx.emit(
+      ir::OpKind::Where, {above, binary(ctx, ir::OpKind::Sub, x, ctx.scalar(t, bias)), ctx.scalar(t, 0)});
+  ctx.set_output(
+      0, ctx.emit(ir::OpKind::Where, {below, binary(ctx, ir::OpKind::Add, x, ctx.scalar(t, bias)), inner}));
+}
+
+// NaN is the one value that is not equal to itself.
+void translate_is_nan(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  ctx.set_output(0, ctx.emit(ir::OpKind::Not, {binary(ctx, ir::OpKind::Equal, x, x)}));
+}
+
+void translate_is_inf(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  const DType t = x->type.dtype;
+  const double inf = std::numeric_limits<double>::infinity();
+  const bool positive = ctx.attr_int("detect_positive", 1) != 0,
+             negative = ctx.attr_int("detect_negative", 1) != 0;
+  ir::Value* result = nullptr;
+  if (positive) result = binary(ctx, ir::OpKind::Equal, x, ctx.scalar(t, inf));
+  if (negative) {
+    ir::Value* is_negative = binary(ctx, ir::OpKind::Equal, x, ctx.scalar(t, -inf));
+    result = result ? binary(ctx, ir::OpKind::Or, result, is_negative) : is_negative;
+  }
+  if (!result)
+    result = ctx.constant(
+        Tensor::from_double(DType::Bool, std::vector<double>(size_t(x->type.numel()), 0.0), x->type.shape));
+  ctx.set_output(0, result);
+}
+
+// (x - mean) / (sqrt(variance) + 1e-9) over `axes` (default 0, 2, 3), as ONNX's function body.
+void translate_mean_variance_normalization(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  const int64_t rank = x->type.rank();
+  std::vector<int64_t> axes = ctx.attr_ints("axes", {0, 2, 3});
+  for (auto& a : axes) a = resolve_axis(ctx, a, rank);
+  auto mean = [&](ir::Value* v) {
+    Attrs a;
+    a.set("axes", axes);
+    a.set("keepdims", int64_t(1));
+    return ctx.emit(ir::OpKind::ReduceMean, {v}, std::move(a));
+  };
+  ir::Value* centered = binary(ctx, ir::OpKind::Sub, x, mean(x));
+  ir::Value* deviation = ctx.emit(ir::OpKind::Sqrt, {mean(binary(ctx, ir::OpKind::Mul, centered, centered))});
+  ir::Value* divisor = binary(ctx, ir::OpKind::Add, deviation, ctx.scalar(x->type.dtype, 1e-9));
+  ctx.set_output(0, binary(ctx, ir::OpKind::Div, centered, divisor));
+}
+
+// x / (bias + alpha / size * sum of x² over the channel window)^beta. The window sum is an
+// AveragePool (padding counted) over [N, 1, C, rest] with a [size, 1] kernel: its mean times size.
+void translate_lrn(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  const Shape& dims = x->type.shape;
+  if (dims.size() < 2) ctx.fail("expects an input of rank >= 2 (N, C, ...), got {}", x->type.str());
+  const int64_t size = ctx.attr_int("size", 0);
+  if (size <= 0) ctx.fail("attribute 'size' must be positive, got {}", size);
+  const DType t = x->type.dtype;
+  const double alpha = ctx.attr_float("alpha", 1e-4), beta = ctx.attr_float("beta", 0.75),
+               bias = ctx.attr_float("bias", 1.0);
+  ir::Value* squares = binary(ctx, ir::OpKind::Mul, x, x);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Attrs pool;
+  pool.set("kernel_shape", Shape{size, 1});
+  pool.set("strides", Shape{1, 1});
+  pool.set("pads", Shape{before, 0, after, 0});
+  pool.set("dilations", Shape{1, 1});
+  pool.set("ceil_mode", int64_t(0));
+  pool.set("count_include_pad", int64_t(1));
+  ir::Value* window_mean = ctx.emit(
+      ir::OpKind::AveragePool,
+      {reshape(ctx, squares, {dims[0], 1, dims[1], product(dims.begin() + 2, dims.end())})}, std::move(pool));
+  ir::Value* scaled = binary(ctx, ir::OpKind::Mul, reshape(ctx, window_mean, dims), ctx.scalar(t, alpha));
+  ir::Value* base = binary(ctx, ir::OpKind::Add, scaled, ctx.scalar(t, bias));
+  ctx.set_output(0, binary(ctx, ir::OpKind::Div, x, binary(ctx, ir::OpKind::Pow, base, ctx.scalar(t, beta))));
+}
+
+void translate_cast_like(ImportContext& ctx) {
+  ctx.set_output(0, cast_to(ctx, ctx.input(0), ctx.input_type(1).dtype));
+}
+
+}  // namespace dlc::frontend

@@ -1,0 +1,142 @@
+// ONNX ops the importer writes as compositions of IR ops (frontend/onnx_ops/composite.cc): none
+// of them reaches the IR under its own name, the differentiable ones differentiate (autodiff's
+// Reshape, Transpose, AveragePool, ReduceMean, Pow, Where ... rules) to gradients that match finite
+// differences, and CastLike, which ONNX's suite covers only with types dlc's runner skips, casts.
+// The values of the others are checked against ONNX's backend suite (onnx_conformance).
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <random>
+
+#include "dlc/error.h"
+#include "frontend/onnx_import.h"
+#include "frontend/onnx_tensor.h"
+#include "tests/unit/gradient_check.h"
+
+namespace dlc {
+namespace {
+
+struct CompositeCase {
+  std::string op;
+  Shape shape;
+  std::vector<std::pair<std::string, int64_t>> int_attrs;
+  std::vector<std::pair<std::string, double>> float_attrs;
+};
+
+void PrintTo(const CompositeCase& c, std::ostream* os) { *os << c.op; }
+
+// A model of one `c.op` node reading initializer x (f64, normal) and giving graph output y.
+onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("composite");
+  frontend::tensor_to_onnx(gradcheck::random_tensor(c.shape, rng, 1.0, DType::F64), g->add_initializer());
+  g->mutable_initializer(0)->set_name("x");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(c.op);
+  n->set_name("node");
+  n->add_input("x");
+  n->add_output("y");
+  for (const auto& [name, v] : c.int_attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  for (const auto& [name, v] : c.float_attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(float(v));
+  }
+  g->add_output()->set_name("y");
+  return model;
+}
+
+class CompositeOp : public ::testing::TestWithParam<CompositeCase> {};
+
+TEST_P(CompositeOp, ImportsAsIrOpsThatDifferentiateToFiniteDifferences) {
+  const CompositeCase& c = GetParam();
+  std::mt19937 rng(11);
+  auto g = frontend::import_onnx_model(one_node_model(c, rng), ".", {}, "composite.onnx");
+  for (const ir::Node* n : g->nodes()) EXPECT_NE(ir::op_name(n->op), c.op);
+  gradcheck::weighted_sum_loss(*g, {g->outputs()[0]}, rng);
+  gradcheck::check_gradients(*g, {});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, CompositeOp,
+    ::testing::Values(
+        CompositeCase{"DepthToSpace", {2, 8, 3, 2}, {{"blocksize", 2}}, {}},
+        CompositeCase{"SpaceToDepth", {2, 3, 4, 6}, {{"blocksize", 2}}, {}},
+        CompositeCase{"LRN", {2, 5, 3, 2}, {{"size", 3}}, {{"alpha", 0.5}, {"beta", 0.75}, {"bias", 2.0}}},
+        CompositeCase{"LRN", {2, 6, 4}, {{"size", 4}}, {{"alpha", 0.1}}},
+        CompositeCase{"MeanVarianceNormalization", {2, 3, 4, 2}, {}, {}},
+        CompositeCase{"Shrink", {4, 5}, {}, {{"lambd", 0.3}, {"bias", 0.2}}}),
+    [](const auto& info) { return info.param.op + std::to_string(info.index); });
+
+TEST(CompositeImport, DepthToSpaceCrdModeDifferentiates) {
+  CompositeCase c{"DepthToSpace", {1, 8, 2, 3}, {{"blocksize", 2}}, {}};
+  std::mt19937 rng(12);
+  onnx::ModelProto model = one_node_model(c, rng);
+  onnx::AttributeProto* mode = model.mutable_graph()->mutable_node(0)->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("CRD");
+  auto g = frontend::import_onnx_model(model, ".", {}, "crd.onnx");
+  gradcheck::weighted_sum_loss(*g, {g->outputs()[0]}, rng);
+  gradcheck::check_gradients(*g, {});
+}
+
+TEST(CompositeImport, CastLikeCastsToTheSecondInputsType) {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(15);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("cast_like");
+  frontend::tensor_to_onnx(Tensor::from_double(DType::F32, {-2.75, 0.5, 3.25}, {3}), g->add_initializer());
+  g->mutable_initializer(0)->set_name("x");
+  frontend::tensor_to_onnx(Tensor::from_int64({0}, {1}), g->add_initializer());
+  g->mutable_initializer(1)->set_name("like");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("CastLike");
+  n->set_name("cast_like");
+  n->add_input("x");
+  n->add_input("like");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  auto graph = frontend::import_onnx_model(model, ".", {}, "cast_like.onnx");
+  ir::Value* y = graph->outputs()[0];
+  ASSERT_NE(y->producer, nullptr);
+  EXPECT_EQ(y->producer->op, ir::OpKind::Cast);
+  EXPECT_EQ(y->type.dtype, DType::I64);
+  auto session = Session::create(codegen::lower_to_plan(*graph));
+  session->run();
+  EXPECT_EQ(session->output("y").as_int64(), (std::vector<int64_t>{-2, 0, 3}));
+}
+
+TEST(CompositeImport, BadAttributesNameTheNode) {
+  std::mt19937 rng(13);
+  auto error_of = [&](const CompositeCase& c) {
+    try {
+      frontend::import_onnx_model(one_node_model(c, rng), ".", {}, "bad.onnx");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of({"DepthToSpace", {1, 6, 2, 2}, {{"blocksize", 2}}, {}})
+                .find("node 'node' (DepthToSpace): channels 6"),
+            std::string::npos);
+  EXPECT_NE(error_of({"SpaceToDepth", {1, 2, 3, 4}, {{"blocksize", 2}}, {}}).find("height 3 and width 4"),
+            std::string::npos);
+  EXPECT_NE(error_of({"LRN", {1, 2, 3}, {}, {}}).find("attribute 'size' must be positive"),
+            std::string::npos);
+  EXPECT_NE(error_of({"DepthToSpace", {1, 4, 2}, {{"blocksize", 2}}, {}}).find("expects an input of rank 4"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlc
