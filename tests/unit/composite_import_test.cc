@@ -1,6 +1,6 @@
 // ONNX ops the importer writes as compositions of IR ops (frontend/onnx_ops/composite.cc): none
 // of them reaches the IR under its own name, the differentiable ones differentiate (autodiff's
-// Reshape, Transpose, AveragePool, ReduceMean, Pow, Where ... rules) to gradients that match finite
+// Reshape, Transpose, AveragePool, ReduceMean, Pow, Where, Gather ... rules) to gradients that match finite
 // differences, and CastLike, which ONNX's suite covers only with types dlc's runner skips, casts.
 // The values of the others are checked against ONNX's backend suite (onnx_conformance).
 #include <gtest/gtest.h>
@@ -21,6 +21,8 @@ struct CompositeCase {
   Shape shape;
   std::vector<std::pair<std::string, int64_t>> int_attrs;
   std::vector<std::pair<std::string, double>> float_attrs;
+  std::vector<std::pair<std::string, std::string>> string_attrs = {};
+  Shape sizes = {};  // Resize's sizes input, where given
 };
 
 void PrintTo(const CompositeCase& c, std::ostream* os) { *os << c.op; }
@@ -44,6 +46,18 @@ onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
+  }
+  for (const auto& [name, v] : c.string_attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+  if (!c.sizes.empty()) {
+    for (const char* absent : {"", ""}) n->add_input(absent);  // roi, scales
+    n->add_input("sizes");
+    frontend::tensor_to_onnx(Tensor::from_int64(c.sizes, {int64_t(c.sizes.size())}), g->add_initializer());
+    g->mutable_initializer(1)->set_name("sizes");
   }
   for (const auto& [name, v] : c.float_attrs) {
     onnx::AttributeProto* a = n->add_attribute();
@@ -74,21 +88,27 @@ INSTANTIATE_TEST_SUITE_P(
         CompositeCase{"LRN", {2, 5, 3, 2}, {{"size", 3}}, {{"alpha", 0.5}, {"beta", 0.75}, {"bias", 2.0}}},
         CompositeCase{"LRN", {2, 6, 4}, {{"size", 4}}, {{"alpha", 0.1}}},
         CompositeCase{"MeanVarianceNormalization", {2, 3, 4, 2}, {}, {}},
-        CompositeCase{"Shrink", {4, 5}, {}, {{"lambd", 0.3}, {"bias", 0.2}}}),
+        CompositeCase{"Shrink", {4, 5}, {}, {{"lambd", 0.3}, {"bias", 0.2}}},
+        CompositeCase{"DepthToSpace", {1, 8, 2, 3}, {{"blocksize", 2}}, {}, {{"mode", "CRD"}}},
+        CompositeCase{"Resize", {1, 2, 3, 4}, {}, {}, {{"mode", "linear"}}, {1, 2, 6, 7}},
+        CompositeCase{"Resize",
+                      {1, 2, 5, 4},
+                      {},
+                      {},
+                      {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}},
+                      {1, 2, 3, 7}},
+        CompositeCase{
+            "Resize", {2, 1, 4, 3}, {{"exclude_outside", 1}}, {}, {{"mode", "cubic"}}, {2, 1, 7, 5}},
+        CompositeCase{"Resize",
+                      {1, 3, 3, 2},
+                      {},
+                      {},
+                      {{"mode", "nearest"},
+                       {"coordinate_transformation_mode", "asymmetric"},
+                       {"nearest_mode", "floor"}},
+                      {1, 3, 6, 4}},
+        CompositeCase{"Resize", {1, 3, 6, 5}, {}, {}, {{"mode", "nearest"}}, {1, 3, 4, 2}}),
     [](const auto& info) { return info.param.op + std::to_string(info.index); });
-
-TEST(CompositeImport, DepthToSpaceCrdModeDifferentiates) {
-  CompositeCase c{"DepthToSpace", {1, 8, 2, 3}, {{"blocksize", 2}}, {}};
-  std::mt19937 rng(12);
-  onnx::ModelProto model = one_node_model(c, rng);
-  onnx::AttributeProto* mode = model.mutable_graph()->mutable_node(0)->add_attribute();
-  mode->set_name("mode");
-  mode->set_type(onnx::AttributeProto::STRING);
-  mode->set_s("CRD");
-  auto g = frontend::import_onnx_model(model, ".", {}, "crd.onnx");
-  gradcheck::weighted_sum_loss(*g, {g->outputs()[0]}, rng);
-  gradcheck::check_gradients(*g, {});
-}
 
 TEST(CompositeImport, CastLikeCastsToTheSecondInputsType) {
   onnx::ModelProto model;
