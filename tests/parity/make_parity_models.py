@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the reference data of the PyTorch training-parity test (check_parity.py).
 
-    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer,einsum]
+    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer,einsum,upsample]
     make_parity_models.py --resnet18 [--out build/parity]
 
 For each model, a folder OUT/<model>/ with
@@ -19,7 +19,7 @@ the output is the same on every run of the same torch build. Elements where floa
 too noisy for the metric (parity_metric.py) are listed in meta.json with their noise; a case with
 more than MAX_ILL_CONDITIONED of them is refused.
 
-The small models (mlp, cnn, cnn_bias, resnet, transformer, einsum) are committed under tests/parity/data (the default).
+The small models (mlp, cnn, cnn_bias, resnet, transformer, einsum, upsample) are committed under tests/parity/data (the default).
 torchvision's ResNet-18 (11.7M parameters, ~140 MB of data) is not: --resnet18 writes it to
 build/parity/resnet18 (or --out), where `check_parity.py DLC tests/parity/data build/parity` and
 the ctest test `parity` pick it up when present.
@@ -192,6 +192,29 @@ class EinsumAttention(nn.Module):
                 torch.einsum("bqd,dc->bc", picked, self.picked_head) + self.bias)
 
 
+class UpsampleNet(nn.Module):
+    """A small encoder-decoder on 2x8x8: conv 3x3 - ReLU (the skip), max pool 2, conv 3x3 - ReLU,
+    F.interpolate x2 bilinear (ONNX Resize linear, pytorch_half_pixel), concatenated with the skip,
+    conv 3x3 - ReLU, nn.PixelShuffle(2) (DepthToSpace, CRD), F.interpolate x0.5 nearest (Resize
+    nearest, downsampling), F.interpolate to 12x12 bicubic (Resize cubic, A = -0.75), linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(2, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.conv3 = nn.Conv2d(16, 8, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+        self.fc = nn.Linear(2 * 12 * 12, 10)
+
+    def forward(self, x):
+        skip = F.relu(self.conv1(x))
+        low = F.relu(self.conv2(F.max_pool2d(skip, 2)))
+        up = F.interpolate(low, scale_factor=2.0, mode="bilinear", align_corners=False)
+        y = self.shuffle(F.relu(self.conv3(torch.cat([up, skip], dim=1))))
+        y = F.interpolate(y, scale_factor=0.5, mode="nearest")
+        y = F.interpolate(y, size=(12, 12), mode="bicubic", align_corners=False)
+        return self.fc(y.flatten(1))
+
+
 def make_resnet18() -> nn.Module:
     import torchvision
     return torchvision.models.resnet18()
@@ -216,6 +239,7 @@ MODELS = {
     "resnet": ModelSpec(make_resnet, 8, lambda rng, b: (gaussian(1, 12, 12)(rng, b), 10)),
     "transformer": ModelSpec(Transformer, 8, lambda rng, b: (rng.integers(0, 50, (b, 8), dtype=np.int64), 10)),
     "einsum": ModelSpec(EinsumAttention, 8, lambda rng, b: (gaussian(6, 16)(rng, b), 10)),
+    "upsample": ModelSpec(UpsampleNet, 8, lambda rng, b: (gaussian(2, 8, 8)(rng, b), 10)),
     # Adam on ResNet-18 at lr 1e-3 is chaotic in float32: PyTorch's float32 and float64 runs end
     # up about one step apart on most weights after three steps, so nothing could be checked.
     # At lr 1e-4 with eps 1e-3 they stay within 1e-3 of the step (the stem convolution, whose
@@ -364,7 +388,7 @@ def make_model_data(name: str, out_dir: str, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="output folder (default tests/parity/data, or build/parity with --resnet18)")
-    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer,einsum", help="comma-separated subset")
+    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer,einsum,upsample", help="comma-separated subset")
     parser.add_argument("--resnet18", action="store_true", help="make torchvision's ResNet-18 data only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
