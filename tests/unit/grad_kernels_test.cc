@@ -47,8 +47,8 @@ TEST(GradKernels, GatherGradSumsDuplicateIndices) {
 
 TEST(GradKernels, GatherGradIsTheAdjointOfGather) {
   std::vector<int64_t> idx = {2, 0, 2, 4, 1, 2};
-  for (int64_t axis : {0, 1}) {
-    const Shape data = {5, 5, 3};
+  for (int64_t axis : {0, 1, 2}) {  // the last axis: the kernel's one-element-slice path
+    const Shape data = {5, 5, 3 + 2 * (axis == 2)};
     Shape out = data;
     out.erase(out.begin() + axis);
     out.insert(out.begin() + axis, {2, 3});

@@ -34,6 +34,17 @@ void gather_grad(KernelContext& ctx) {
   for (int64_t k = 0; k < n; ++k) sources[size_t(fill[size_t(idx[size_t(k)])]++)] = k;
   const T* dy = dyv.as<T>();
   T* dx = out.as<T>();
+  if (inner == 1) {  // a gather along the last axis (Resize's taps): one scalar sum per target
+#pragma omp parallel for collapse(2) schedule(static) if (out.numel() + dyv.numel() > 32768)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t t = 0; t < axis_dim; ++t) {
+        double acc = 0;
+        for (int64_t s = first[size_t(t)]; s < first[size_t(t) + 1]; ++s)
+          acc += double(dy[o * n + sources[size_t(s)]]);
+        dx[o * axis_dim + t] = T(acc);
+      }
+    return;
+  }
 #pragma omp parallel if (out.numel() + dyv.numel() > 32768)
   {
     std::vector<double> acc(static_cast<size_t>(inner));
