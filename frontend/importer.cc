@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "dlc/checked_shape.h"
@@ -31,11 +32,12 @@ const Tensor* Importer::known_value(const std::string& onnx_name) const {
 
 TensorType Importer::bind_input_type(const onnx::ValueInfoProto& vi) {
   const std::string& name = vi.name();
-  if (!vi.type().has_tensor_type())
-    throw Error(fmt::format("{}: input '{}' is not a tensor", what_, name));
+  if (!vi.type().has_tensor_type()) throw Error(fmt::format("{}: input '{}' is not a tensor", what_, name));
   const auto& tt = vi.type().tensor_type();
   auto dtype = dtype_from_onnx(tt.elem_type());
-  if (!dtype) throw Error(fmt::format("{}: input '{}' has an unsupported element type {}", what_, name, tt.elem_type()));
+  if (!dtype)
+    throw Error(
+        fmt::format("{}: input '{}' has an unsupported element type {}", what_, name, tt.elem_type()));
   auto value = options_.input_values.find(name);
   auto shape = options_.shapes.find(name);
   Shape dims;
@@ -50,9 +52,10 @@ TensorType Importer::bind_input_type(const onnx::ValueInfoProto& vi) {
     } else if (d == 0 && options_.batch > 0) {
       dims.push_back(options_.batch);
     } else {
-      throw Error(fmt::format("{}: input '{}' has symbolic dimension {} ('{}'); bind it with --batch or "
-                              "--shape {}=D0,D1,…",
-                              what_, name, d, dim.dim_param(), name));
+      throw Error(
+          fmt::format("{}: input '{}' has symbolic dimension {} ('{}'); bind it with --batch or "
+                      "--shape {}=D0,D1,…",
+                      what_, name, d, dim.dim_param(), name));
     }
   }
   if (!tt.has_shape() && value != options_.input_values.end()) dims = value->second.type.shape;
@@ -63,7 +66,8 @@ TensorType Importer::bind_input_type(const onnx::ValueInfoProto& vi) {
                             shape_str(shape->second), shape_str(dims)));
   TensorType type{*dtype, dims};
   if (value != options_.input_values.end() && value->second.type != type)
-    throw Error(fmt::format("{}: input '{}' expects {}, got {}", what_, name, type.str(), value->second.type.str()));
+    throw Error(
+        fmt::format("{}: input '{}' expects {}, got {}", what_, name, type.str(), value->second.type.str()));
   return type;
 }
 
@@ -84,7 +88,8 @@ void Importer::import_inputs(const onnx::GraphProto& g) {
   for (const auto& [name, value] : options_.input_values)
     if (!lookup(name)) throw Error(fmt::format("{}: the model has no input named '{}'", what_, name));
   for (const auto& [name, shape] : options_.shapes)
-    if (!lookup(name)) throw Error(fmt::format("{}: --shape names '{}', which is not a model input", what_, name));
+    if (!lookup(name))
+      throw Error(fmt::format("{}: --shape names '{}', which is not a model input", what_, name));
 }
 
 std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
@@ -93,7 +98,10 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   if (opset == 0) opset = 1;
   if (opset < 1 || opset > 18)
-    throw Error(fmt::format("{}: ONNX opset {} is not supported (dlc reads opsets 1 to 18; translators reject legacy forms they do not know)", what_, opset));
+    throw Error(
+        fmt::format("{}: ONNX opset {} is not supported (dlc reads opsets 1 to 18; translators reject legacy "
+                    "forms they do not know)",
+                    what_, opset));
   const onnx::GraphProto& g = model.graph();
   graph_->name = g.name().empty() ? "main" : g.name();
   import_inputs(g);
@@ -102,7 +110,8 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
     if (!is_supported_domain(node.domain()))
       throw Error(fmt::format("{}: node '{}' ({}) is in unsupported domain '{}'", what_, node.name(),
                               node.op_type(), node.domain()));
-    if (node.output_size() == 0 || node.output(0).empty())
+    if (std::all_of(node.output().begin(), node.output().end(),
+                    [](const std::string& o) { return o.empty(); }))
       throw Error(fmt::format("{}: node '{}' ({}) has no output", what_, node.name(), node.op_type()));
     Translator translate = find_translator(node.domain(), node.op_type());
     if (!translate)
@@ -129,8 +138,8 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
     if (!v) throw Error(fmt::format("{}: graph output '{}' is never produced", what_, out.name()));
     if (v->name != out.name() || v->role == ir::Role::Input) {
       // An alias (e.g. of an input or of another output): give the output its own value.
-      ir::Node* copy = graph_->add_node(ir::OpKind::Identity, {v}, {}, {graph_->unique_value_name(out.name())},
-                                        "output_" + out.name());
+      ir::Node* copy = graph_->add_node(ir::OpKind::Identity, {v}, {},
+                                        {graph_->unique_value_name(out.name())}, "output_" + out.name());
       v = copy->outputs[0];
       if (v->name != out.name() && !graph_->find_value(out.name())) graph_->rename_value(v, out.name());
     }

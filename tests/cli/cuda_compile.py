@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`dlc compile --device cuda --arch sm_90` on the parity models (mlp, cnn, cnn_bias, transformer,
-einsum, upsample) for training, with NVRTC compiling the kernels (needs the CUDA Toolkit, not a GPU). By
+einsum, upsample, recurrent) for training, with NVRTC compiling the kernels (needs the CUDA Toolkit, not a GPU). By
 default: the five models in fp32, mlp in fp16 (dynamic loss scaling's kernels) and cnn in bf16 (16-bit
 convolution nets); with --all-precisions or DLC_CUDA_COMPILE_ALL=1 in the environment, every model
 in every precision (about 3x the time: 16-bit plans have 2-4x the distinct kernels, NVRTC
@@ -34,7 +34,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from cli_harness import Checks, FailureChecker, make_model
 
-BATCH = {"mlp": 16, "cnn": 8, "cnn_bias": 8, "transformer": 8, "einsum": 8, "upsample": 8}
+BATCH = {"mlp": 16, "cnn": 8, "cnn_bias": 8, "transformer": 8, "einsum": 8, "upsample": 8, "recurrent": 8}
 PRECISIONS = ["fp32", "bf16", "fp16"]
 # (model, precision) compiled by default; --all-precisions: every pair.
 DEFAULT_CASES = [(m, "fp32") for m in BATCH] + [("mlp", "fp16"), ("cnn", "bf16")]

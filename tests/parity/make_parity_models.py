@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the reference data of the PyTorch training-parity test (check_parity.py).
 
-    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer,einsum,upsample]
+    make_parity_models.py [--out tests/parity/data] [--models mlp,cnn,cnn_bias,resnet,transformer,einsum,upsample,recurrent]
     make_parity_models.py --resnet18 [--out build/parity]
 
 For each model, a folder OUT/<model>/ with
@@ -19,7 +19,7 @@ the output is the same on every run of the same torch build. Elements where floa
 too noisy for the metric (parity_metric.py) are listed in meta.json with their noise; a case with
 more than MAX_ILL_CONDITIONED of them is refused.
 
-The small models (mlp, cnn, cnn_bias, resnet, transformer, einsum, upsample) are committed under tests/parity/data (the default).
+The small models (mlp, cnn, cnn_bias, resnet, transformer, einsum, upsample, recurrent) are committed under tests/parity/data (the default).
 torchvision's ResNet-18 (11.7M parameters, ~140 MB of data) is not: --resnet18 writes it to
 build/parity/resnet18 (or --out), where `check_parity.py DLC tests/parity/data build/parity` and
 the ctest test `parity` pick it up when present.
@@ -215,6 +215,26 @@ class UpsampleNet(nn.Module):
         return self.fc(y.flatten(1))
 
 
+class RecurrentNet(nn.Module):
+    """Token embedding, a bidirectional LSTM, a GRU and a Relu RNN (batch first, exported as ONNX
+    LSTM, GRU with linear_before_reset and RNN), a linear head on the RNN's last hidden state plus
+    the mean of the GRU's outputs."""
+
+    def __init__(self, vocab: int = 30, d: int = 8, hidden: int = 6, classes: int = 10):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.lstm = nn.LSTM(d, hidden, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(2 * hidden, hidden, batch_first=True)
+        self.rnn = nn.RNN(hidden, hidden, nonlinearity="relu", batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        y, _ = self.lstm(self.embed(tokens))
+        y, _ = self.gru(y)
+        _, h = self.rnn(y)
+        return self.head(h[-1] + y.mean(dim=1))
+
+
 def make_resnet18() -> nn.Module:
     import torchvision
     return torchvision.models.resnet18()
@@ -240,6 +260,7 @@ MODELS = {
     "transformer": ModelSpec(Transformer, 8, lambda rng, b: (rng.integers(0, 50, (b, 8), dtype=np.int64), 10)),
     "einsum": ModelSpec(EinsumAttention, 8, lambda rng, b: (gaussian(6, 16)(rng, b), 10)),
     "upsample": ModelSpec(UpsampleNet, 8, lambda rng, b: (gaussian(2, 8, 8)(rng, b), 10)),
+    "recurrent": ModelSpec(RecurrentNet, 8, lambda rng, b: (rng.integers(0, 30, (b, 6), dtype=np.int64), 10)),
     # Adam on ResNet-18 at lr 1e-3 is chaotic in float32: PyTorch's float32 and float64 runs end
     # up about one step apart on most weights after three steps, so nothing could be checked.
     # At lr 1e-4 with eps 1e-3 they stay within 1e-3 of the step (the stem convolution, whose
@@ -388,7 +409,7 @@ def make_model_data(name: str, out_dir: str, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="output folder (default tests/parity/data, or build/parity with --resnet18)")
-    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer,einsum,upsample", help="comma-separated subset")
+    parser.add_argument("--models", default="mlp,cnn,cnn_bias,resnet,transformer,einsum,upsample,recurrent", help="comma-separated subset")
     parser.add_argument("--resnet18", action="store_true", help="make torchvision's ResNet-18 data only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

@@ -22,7 +22,8 @@ struct CompositeCase {
   std::vector<std::pair<std::string, int64_t>> int_attrs;
   std::vector<std::pair<std::string, double>> float_attrs;
   std::vector<std::pair<std::string, std::string>> string_attrs = {};
-  Shape sizes = {};  // Resize's sizes input, where given
+  Shape sizes = {};                  // Resize's sizes input, where given
+  std::vector<Shape> operands = {};  // inputs after x: f64 normal initializers; {0}: an absent input
 };
 
 void PrintTo(const CompositeCase& c, std::ostream* os) { *os << c.op; }
@@ -58,6 +59,17 @@ onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
     n->add_input("sizes");
     frontend::tensor_to_onnx(Tensor::from_int64(c.sizes, {int64_t(c.sizes.size())}), g->add_initializer());
     g->mutable_initializer(1)->set_name("sizes");
+  }
+  for (size_t i = 0; i < c.operands.size(); ++i) {
+    if (c.operands[i] == Shape{0}) {
+      n->add_input("");
+      continue;
+    }
+    const std::string name = "operand" + std::to_string(i + 1);
+    n->add_input(name);
+    frontend::tensor_to_onnx(gradcheck::random_tensor(c.operands[i], rng, 0.5, DType::F64),
+                             g->add_initializer());
+    g->mutable_initializer(g->initializer_size() - 1)->set_name(name);
   }
   for (const auto& [name, v] : c.float_attrs) {
     onnx::AttributeProto* a = n->add_attribute();
@@ -107,7 +119,30 @@ INSTANTIATE_TEST_SUITE_P(
                        {"coordinate_transformation_mode", "asymmetric"},
                        {"nearest_mode", "floor"}},
                       {1, 3, 6, 4}},
-        CompositeCase{"Resize", {1, 3, 6, 5}, {}, {}, {{"mode", "nearest"}}, {1, 3, 4, 2}}),
+        CompositeCase{"Resize", {1, 3, 6, 5}, {}, {}, {{"mode", "nearest"}}, {1, 3, 4, 2}},
+        // X [seq 3, batch 2, input 4], hidden 3: W, R, B (, sequence_lens, initial_h, initial_c, P).
+        CompositeCase{"LSTM",
+                      {3, 2, 4},
+                      {{"hidden_size", 3}},
+                      {{"clip", 2.5}},
+                      {{"direction", "bidirectional"}},
+                      {},
+                      {{2, 12, 4}, {2, 12, 3}, {2, 24}, {0}, {2, 2, 3}, {2, 2, 3}, {2, 9}}},
+        CompositeCase{"GRU",
+                      {3, 2, 4},
+                      {{"hidden_size", 3}},
+                      {},
+                      {{"direction", "reverse"}},
+                      {},
+                      {{1, 9, 4}, {1, 9, 3}, {1, 18}, {0}, {1, 2, 3}}},
+        CompositeCase{"GRU",
+                      {2, 3, 4},
+                      {{"hidden_size", 3}, {"linear_before_reset", 1}, {"layout", 1}},
+                      {},
+                      {},
+                      {},
+                      {{1, 9, 4}, {1, 9, 3}, {1, 18}}},
+        CompositeCase{"RNN", {3, 2, 4}, {{"hidden_size", 3}}, {}, {}, {}, {{1, 3, 4}, {1, 3, 3}, {1, 6}}}),
     [](const auto& info) { return info.param.op + std::to_string(info.index); });
 
 TEST(CompositeImport, CastLikeCastsToTheSecondInputsType) {

@@ -146,7 +146,8 @@ INSTANTIATE_TEST_SUITE_P(
                       TrainingCase{"resnet", 8, "bf16"}, TrainingCase{"transformer", 8, "fp32"},
                       TrainingCase{"transformer", 8, "bf16"}, TrainingCase{"einsum", 8, "fp32"},
                       TrainingCase{"einsum", 8, "bf16"}, TrainingCase{"upsample", 8, "fp32"},
-                      TrainingCase{"upsample", 8, "bf16"}),
+                      TrainingCase{"upsample", 8, "bf16"}, TrainingCase{"recurrent", 8, "fp32"},
+                      TrainingCase{"recurrent", 8, "bf16"}),
     [](const auto& info) { return info.param.model + "_" + info.param.precision; });
 
 INSTANTIATE_TEST_SUITE_P(Parity, CudaTrainingChannelsLast,
