@@ -2,7 +2,7 @@
 // gradient rule of their own: DepthToSpace/SpaceToDepth (Reshape, Transpose, Reshape), OneHot and
 // Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
 // (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
-// channels) and CastLike (Cast).
+// channels), ScatterElements (GatherElementsGrad, the scatter-add) and CastLike (Cast).
 #include <cmath>
 #include <limits>
 
@@ -208,6 +208,33 @@ void translate_lrn(ImportContext& ctx) {
   ir::Value* scaled = binary(ctx, ir::OpKind::Mul, reshape(ctx, window_mean, dims), ctx.scalar(t, alpha));
   ir::Value* base = binary(ctx, ir::OpKind::Add, scaled, ctx.scalar(t, bias));
   ctx.set_output(0, binary(ctx, ir::OpKind::Div, x, binary(ctx, ir::OpKind::Pow, base, ctx.scalar(t, beta))));
+}
+
+// ScatterElements (and Scatter, opsets 9-10): the updates scatter-added (GatherElementsGrad) into
+// zeros of the data's shape. Reduction "add" adds that to the data; "none" takes it where an
+// index points and the data elsewhere (duplicate indices, which ONNX leaves undefined there, sum).
+void translate_scatter_elements(ImportContext& ctx) {
+  ir::Value* data = ctx.input(0);
+  ir::Value* indices = ctx.input(1);
+  ir::Value* updates = ctx.input(2);
+  const std::string reduction = ctx.attr_string("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    ctx.fail("reduction '{}' is not supported (none, add)", reduction);
+  if (!is_floating(data->type.dtype)) ctx.fail("data must be floating point, got {}", data->type.str());
+  Attrs a;
+  a.set("axis", resolve_axis(ctx, ctx.attr_int("axis", 0), data->type.rank()));
+  a.set("shape", data->type.shape);
+  ir::Value* scattered = ctx.emit(ir::OpKind::GatherElementsGrad, {updates, indices}, a);
+  if (reduction == "add") {
+    ctx.set_output(0, binary(ctx, ir::OpKind::Add, data, scattered));
+    return;
+  }
+  const TensorType& u = updates->type;
+  ir::Value* ones = ctx.constant(
+      Tensor::from_double(u.dtype, std::vector<double>(size_t(u.numel()), 1.0), u.shape), "ones");
+  ir::Value* hits = ctx.emit(ir::OpKind::GatherElementsGrad, {ones, indices}, a);
+  ir::Value* covered = binary(ctx, ir::OpKind::Greater, hits, ctx.scalar(u.dtype, 0.0));
+  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {covered, scattered, data}));
 }
 
 void translate_cast_like(ImportContext& ctx) {

@@ -128,11 +128,23 @@ void gather_gradient(GradContext& c, OpKind op) {
   c.set_dx(0, c.emit(op, {c.dy(), c.x(1)}, a));
 }
 
+// The gradient of a scatter-add (GatherGrad, GatherElementsGrad: what ScatterElements imports as)
+// with respect to what it scatters: the gather `op`(dy, indices) {axis} reads it back.
+void scatter_gradient(GradContext& c, OpKind op) {
+  Attrs a;
+  a.set("axis", c.node().attrs.i("axis", 0));
+  c.set_dx(0, c.emit(op, {c.dy(), c.x(1)}, a));
+}
+
 }  // namespace
 
 void grad_gather(GradContext& c) { gather_gradient(c, OpKind::GatherGrad); }
 
 void grad_gather_elements(GradContext& c) { gather_gradient(c, OpKind::GatherElementsGrad); }
+
+void grad_gather_grad(GradContext& c) { scatter_gradient(c, OpKind::Gather); }
+
+void grad_gather_elements_grad(GradContext& c) { scatter_gradient(c, OpKind::GatherElements); }
 
 void grad_trilu(GradContext& c) { c.set_dx(0, c.emit(OpKind::Trilu, {c.dy()}, c.node().attrs)); }
 

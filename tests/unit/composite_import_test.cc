@@ -1,8 +1,8 @@
 // ONNX ops the importer writes as compositions of IR ops (frontend/onnx_ops/composite.cc): none
 // of them reaches the IR under its own name, the differentiable ones differentiate (autodiff's
-// Reshape, Transpose, AveragePool, ReduceMean, Pow, Where, Gather ... rules) to gradients that match finite
-// differences, and CastLike, which ONNX's suite covers only with types dlc's runner skips, casts.
-// The values of the others are checked against ONNX's backend suite (onnx_conformance).
+// Reshape, Transpose, AveragePool, ReduceMean, Pow, Where, Gather, GatherElementsGrad ... rules) to gradients
+// that match finite differences, and CastLike, which ONNX's suite covers only with types dlc's runner skips,
+// casts. The values of the others are checked against ONNX's backend suite (onnx_conformance).
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -144,6 +144,27 @@ INSTANTIATE_TEST_SUITE_P(
                       {{1, 9, 4}, {1, 9, 3}, {1, 18}}},
         CompositeCase{"RNN", {3, 2, 4}, {{"hidden_size", 3}}, {}, {}, {}, {{1, 3, 4}, {1, 3, 3}, {1, 6}}}),
     [](const auto& info) { return info.param.op + std::to_string(info.index); });
+
+// ScatterElements both ways, by finite differences in the data and the updates; "add" with a
+// duplicate index (its contributions sum), "none" without.
+TEST(CompositeImport, ScatterElementsDifferentiatesInDataAndUpdates) {
+  for (const std::string reduction : {"add", "none"}) {
+    CompositeCase c{"ScatterElements",          {3, 5}, {{"axis", 1}}, {},
+                    {{"reduction", reduction}}, {},     {{0}, {3, 2}}};
+    std::mt19937 rng(14);
+    onnx::ModelProto model = one_node_model(c, rng);
+    onnx::GraphProto* g = model.mutable_graph();
+    g->mutable_node(0)->set_input(1, "indices");
+    const std::vector<int64_t> indices = reduction == "add" ? std::vector<int64_t>{4, 4, 0, -2, 1, 2}
+                                                            : std::vector<int64_t>{4, 1, 0, -2, 1, 2};
+    frontend::tensor_to_onnx(Tensor::from_int64(indices, {3, 2}), g->add_initializer());
+    g->mutable_initializer(g->initializer_size() - 1)->set_name("indices");
+    auto graph = frontend::import_onnx_model(model, ".", {}, "scatter.onnx");
+    for (const ir::Node* n : graph->nodes()) EXPECT_NE(ir::op_name(n->op), "ScatterElements");
+    gradcheck::weighted_sum_loss(*graph, {graph->outputs()[0]}, rng);
+    gradcheck::check_gradients(*graph, {});
+  }
+}
 
 TEST(CompositeImport, CastLikeCastsToTheSecondInputsType) {
   onnx::ModelProto model;
