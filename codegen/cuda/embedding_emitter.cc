@@ -30,14 +30,9 @@ __device__ __forceinline__ Index dlc_table_row(const Idx* __restrict__ indices, 
 }
 )";
 
-constexpr const char* kGather = R"(
-constexpr bool kVec = ${VEC};  // rows are a multiple of 4 elements long
-
-extern "C" __global__ void __launch_bounds__(256) ${NAME}(
-    const T* __restrict__ weight, const Idx* __restrict__ indices, T* __restrict__ out) {
-  const Index tid = Index(blockIdx.x) * 256 + threadIdx.x;
-  const Index stride = Index(gridDim.x) * 256;
-  if (kVec && dlc_aligned4(weight) && dlc_aligned4(out)) {
+// Rows a multiple of 4 elements long, of a float type: quads of a row moved at once.
+constexpr const char* kGatherQuads = R"(
+  if (dlc_aligned4(weight) && dlc_aligned4(out)) {
     constexpr Index kBlock = kIndices * (kDim / 4);  // quads of one outer block
     for (Index q = tid; q < kOuter * kBlock; q += stride) {
       const Index o = kOuter == 1 ? 0 : q / kBlock, p = kOuter == 1 ? q : q % kBlock;
@@ -49,10 +44,18 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
     }
     return;
   }
+)";
+
+constexpr const char* kGather = R"(
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const T* __restrict__ weight, const Idx* __restrict__ indices, T* __restrict__ out) {
+  const Index tid = Index(blockIdx.x) * 256 + threadIdx.x;
+  const Index stride = Index(gridDim.x) * 256;
+${QUADS}
   for (Index q = tid; q < kOuter * kIndices * kDim; q += stride) {
     const Index o = kOuter == 1 ? 0 : q / (kIndices * kDim), p = kOuter == 1 ? q : q % (kIndices * kDim);
     const Index r = dlc_table_row(indices, p / kDim);
-    out[q] = r >= 0 ? weight[(o * kVocab + r) * kDim + p % kDim] : dlc_from_float<T>(0.0f);
+    out[q] = r >= 0 ? weight[(o * kVocab + r) * kDim + p % kDim] : ${ZERO};
   }
 }
 )";
@@ -84,9 +87,10 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
+// The kernels' common part; the gather (`any_dtype`) also moves integer and bool tables.
 std::string prepare(const EmbeddingSpec& spec, const std::string& kind, const std::string& name,
-                    bool vector_io) {
-  require_storage_float(spec.dtype, "CUDA embedding");
+                    bool vector_io, bool any_dtype) {
+  if (!any_dtype) require_storage_float(spec.dtype, "CUDA embedding");
   require_index_type(spec.index_dtype, "CUDA embedding indices");
   if (spec.vocab < 1 || spec.dim < 1 || spec.indices < 0 || spec.outer < 1)
     throw Error(fmt::format("CUDA embedding: bad table [{}, {}, {}] or {} indices", spec.outer, spec.vocab,
@@ -133,10 +137,13 @@ EmbeddingSpec gather_spec(const Attrs& attrs, const TensorType& table, const Ten
 
 KernelSource emit_embedding_gather(const EmbeddingSpec& spec) {
   const std::string name = kernel_name("embedding_gather", spec.dtype, detail(spec));
-  const bool vec = spec.dim % 4 == 0;
+  const bool is_float = is_storage_float(spec.dtype);
+  const bool vec = is_float && spec.dim % 4 == 0;
   KernelSource ks = KernelSource::named("embedding_gather", name);
-  ks.source =
-      prepare(spec, ks.kind, name, true) + fill(kGather, {{"VEC", vec ? "true" : "false"}, {"NAME", name}});
+  ks.source = prepare(spec, ks.kind, name, vec, true) +
+              fill(kGather, {{"QUADS", vec ? kGatherQuads : ""},
+                             {"ZERO", is_float ? "dlc_from_float<T>(0.0f)" : "T(0)"},
+                             {"NAME", name}});
   ks.entries.push_back(
       entry(name, {"weight", "indices", "out"}, spec.outer * spec.indices * spec.dim / (vec ? 4 : 1)));
   return ks;
@@ -147,7 +154,7 @@ KernelSource emit_embedding_backward(const EmbeddingSpec& spec) {
   const bool direct = spec.dtype == DType::F32;  // accumulate straight into dtable
   const std::string accum = direct ? "dtable" : "workspace";
   KernelSource ks = KernelSource::named("embedding_bwd", base);
-  ks.source = prepare(spec, ks.kind, base, false) + fill(kZero, {{"NAME", base + "_zero"}}) +
+  ks.source = prepare(spec, ks.kind, base, false, false) + fill(kZero, {{"NAME", base + "_zero"}}) +
               fill(kScatter, {{"NAME", base + "_scatter"}});
   const int64_t table = spec.outer * spec.vocab * spec.dim;
   ks.entries.push_back(entry(base + "_zero", {accum}, table));

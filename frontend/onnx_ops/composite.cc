@@ -2,7 +2,8 @@
 // gradient rule of their own: DepthToSpace/SpaceToDepth (Reshape, Transpose, Reshape), OneHot and
 // Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
 // (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
-// channels), ScatterElements (GatherElementsGrad, the scatter-add) and CastLike (Cast).
+// channels), ScatterElements (GatherElementsGrad, the scatter-add), GatherND and ScatterND (Gather
+// and GatherGrad along the flattened indexed dims) and CastLike (Cast).
 #include <cmath>
 #include <limits>
 
@@ -12,10 +13,6 @@
 namespace dlc::frontend {
 
 namespace {
-
-ir::Value* binary(ImportContext& ctx, ir::OpKind op, ir::Value* a, ir::Value* b) {
-  return ctx.emit(op, {a, b});
-}
 
 // [N, C, H, W] input of a block rearrangement, and its block size.
 struct Blocks {
@@ -39,17 +36,97 @@ ir::Value* index_range(ImportContext& ctx, int64_t extent, int64_t axis, int64_t
   return ctx.constant(Tensor::from_int64(values, shape), "index_range");
 }
 
-// Element `i` of the rank-1 `values`, as a [1] tensor.
-ir::Value* element(ImportContext& ctx, ir::Value* values, int64_t i) {
-  Attrs a;
-  a.set("starts", Shape{i});
-  a.set("ends", Shape{i + 1});
-  a.set("axes", Shape{0});
-  a.set("steps", Shape{1});
-  return ctx.emit(ir::OpKind::Slice, {values}, std::move(a));
+// The positions GatherND and ScatterND index, as one linear index into the data flattened to
+// [positions, slab dims...]: for batch p and index tuple (i_0 .. i_k-1), p * prod(extents) +
+// sum of i_j * stride_j, each i_j counted from the end when negative.
+struct FlatIndex {
+  ir::Value* index;  // i64, the indices' shape without its last dimension
+  Shape flat;        // the data's flattened shape
+};
+
+FlatIndex flat_index(ImportContext& ctx, const Shape& data, ir::Value* indices, int64_t batch_dims) {
+  const Shape& is = indices->type.shape;
+  if (is.empty()) ctx.fail("indices must have rank >= 1");
+  const int64_t k = is.back(), b = batch_dims, rank = int64_t(is.size());
+  if (b < 0 || b >= rank || b + k > int64_t(data.size()))
+    ctx.fail("batch_dims {} with indices {} do not fit data {}", b, shape_str(is), shape_str(data));
+  for (int64_t d = 0; d < b; ++d)
+    if (is[size_t(d)] != data[size_t(d)])
+      ctx.fail("batch dims of indices {} and data {} differ", shape_str(is), shape_str(data));
+  const Shape tuples(is.begin(), is.end() - 1);
+  ir::Value* idx = cast_to(ctx, indices, DType::I64);
+  ir::Value* linear = nullptr;
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    const int64_t extent = data[size_t(b + j)];
+    ir::Value* i = reshape(ctx, slice(ctx, idx, rank - 1, j, j + 1), tuples);
+    ir::Value* wrapped = binary(ctx, ir::OpKind::Add, i, ctx.scalar(DType::I64, double(extent)));
+    i = ctx.emit(ir::OpKind::Where,
+                 {binary(ctx, ir::OpKind::Less, i, ctx.scalar(DType::I64, 0)), wrapped, i});
+    if (stride != 1) i = binary(ctx, ir::OpKind::Mul, i, ctx.scalar(DType::I64, double(stride)));
+    linear = linear ? binary(ctx, ir::OpKind::Add, linear, i) : i;
+    stride *= extent;
+  }
+  // Batch p starts at p * stride: a constant over the batch dims, broadcast over the tuples'.
+  const int64_t batches = product(data.begin(), data.begin() + b);
+  if (b > 0 || !linear) {
+    std::vector<int64_t> starts(static_cast<size_t>(batches));
+    for (int64_t p = 0; p < batches; ++p) starts[size_t(p)] = p * stride;
+    Shape start_shape(tuples.size(), 1);
+    std::copy(is.begin(), is.begin() + b, start_shape.begin());
+    ir::Value* start = ctx.constant(Tensor::from_int64(starts, start_shape), "batch_start");
+    linear = linear ? binary(ctx, ir::OpKind::Add, linear, start) : start;
+  }
+  Shape flat = {batches * stride};
+  flat.insert(flat.end(), data.begin() + b + k, data.end());
+  return {linear, flat};
 }
 
 }  // namespace
+
+// GatherND: a Gather along the flattened positions, which trains (GatherGrad) and runs on CUDA.
+void translate_gather_nd(ImportContext& ctx) {
+  ir::Value* data = ctx.input(0);
+  const FlatIndex f = flat_index(ctx, data->type.shape, ctx.input(1), ctx.attr_int("batch_dims", 0));
+  Attrs a;
+  a.set("axis", int64_t(0));
+  ctx.set_output(0, ctx.emit(ir::OpKind::Gather, {reshape(ctx, data, f.flat), f.index}, std::move(a)));
+}
+
+// ScatterND: the updates scatter-added (GatherGrad) into zeros of the flattened data; reduction
+// "add" adds that to the data, "none" takes it where an index points and the data elsewhere
+// (duplicate indices, undefined in ONNX there, sum).
+void translate_scatter_nd(ImportContext& ctx) {
+  ir::Value* data = ctx.input(0);
+  ir::Value* updates = ctx.input(2);
+  const std::string reduction = ctx.attr_string("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    ctx.fail("reduction '{}' is not supported (none, add)", reduction);
+  if (!is_floating(data->type.dtype)) ctx.fail("data must be floating point, got {}", data->type.str());
+  const Shape& ds = data->type.shape;
+  const FlatIndex f = flat_index(ctx, ds, ctx.input(1), 0);
+  Shape want = ctx.input_type(1).shape;
+  want.pop_back();
+  want.insert(want.end(), ds.begin() + int64_t(ds.size()) - int64_t(f.flat.size()) + 1, ds.end());
+  if (updates->type.shape != want)
+    ctx.fail("updates must be {}, got {}", shape_str(want), updates->type.str());
+  Attrs a;
+  a.set("axis", int64_t(0));
+  a.set("shape", f.flat);
+  auto scatter = [&](ir::Value* v) {
+    return reshape(ctx, ctx.emit(ir::OpKind::GatherGrad, {v, f.index}, a), ds);
+  };
+  ir::Value* scattered = scatter(updates);
+  if (reduction == "add") {
+    ctx.set_output(0, binary(ctx, ir::OpKind::Add, data, scattered));
+    return;
+  }
+  const TensorType& u = updates->type;
+  ir::Value* hits = scatter(ctx.constant(
+      Tensor::from_double(u.dtype, std::vector<double>(size_t(u.numel()), 1.0), u.shape), "ones"));
+  ir::Value* covered = binary(ctx, ir::OpKind::Greater, hits, ctx.scalar(u.dtype, 0.0));
+  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {covered, scattered, data}));
+}
 
 // DCR: [N, b, b, C/b², H, W] -> [N, C/b², H, b, W, b]; CRD: [N, C/b², b, b, H, W] -> the same.
 void translate_depth_to_space(ImportContext& ctx) {
@@ -95,7 +172,8 @@ void translate_one_hot(ImportContext& ctx) {
   with_axis.insert(with_axis.begin() + axis, 1);
   ir::Value* hot =
       binary(ctx, ir::OpKind::Equal, reshape(ctx, index, with_axis), index_range(ctx, depth, axis, rank));
-  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {hot, element(ctx, values, 1), element(ctx, values, 0)}));
+  ctx.set_output(
+      0, ctx.emit(ir::OpKind::Where, {hot, slice(ctx, values, 0, 1, 2), slice(ctx, values, 0, 0, 1)}));
 }
 
 // 1 where the first maximum along the axis is, 0 elsewhere (Softmax's axis convention).

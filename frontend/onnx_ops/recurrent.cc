@@ -27,20 +27,6 @@ struct Recurrence {
   ir::Value* initial_cell = nullptr;     // the same, LSTM
 };
 
-ir::Value* binary(ImportContext& ctx, ir::OpKind op, ir::Value* a, ir::Value* b) {
-  return ctx.emit(op, {a, b});
-}
-
-// v[start:end] along `axis`.
-ir::Value* slice(ImportContext& ctx, ir::Value* v, int64_t axis, int64_t start, int64_t end) {
-  Attrs a;
-  a.set("starts", Shape{start});
-  a.set("ends", Shape{end});
-  a.set("axes", Shape{axis});
-  a.set("steps", Shape{1});
-  return ctx.emit(ir::OpKind::Slice, {v}, std::move(a));
-}
-
 ir::Value* concat(ImportContext& ctx, std::vector<ir::Value*> parts, int64_t axis) {
   if (parts.size() == 1) return parts[0];
   Attrs a;

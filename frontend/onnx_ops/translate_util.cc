@@ -57,6 +57,19 @@ ir::Value* along_softmax_axis(ImportContext& ctx,
   return reshape(ctx, op_along(reshape(ctx, ctx.input(0), flat), 1), dims);
 }
 
+ir::Value* binary(ImportContext& ctx, ir::OpKind op, ir::Value* a, ir::Value* b) {
+  return ctx.emit(op, {a, b});
+}
+
+ir::Value* slice(ImportContext& ctx, ir::Value* v, int64_t axis, int64_t start, int64_t end) {
+  Attrs a;
+  a.set("starts", Shape{start});
+  a.set("ends", Shape{end});
+  a.set("axes", Shape{axis});
+  a.set("steps", Shape{1});
+  return ctx.emit(ir::OpKind::Slice, {v}, std::move(a));
+}
+
 int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
   int64_t n = 1;
   for (auto it = begin; it != end; ++it) n *= *it;

@@ -1,5 +1,5 @@
 // Helpers the ONNX op translators share: the same-named IR op, axis resolution, Reshape,
-// Transpose and Cast emission, Softmax's axis convention, dimension products.
+// Transpose, Cast, Slice and binary-op emission, Softmax's axis convention, dimension products.
 #pragma once
 
 #include <functional>
@@ -27,6 +27,10 @@ ir::Value* cast_to(ImportContext& ctx, ir::Value* v, DType to);
 /// [prod(dims[:axis]), prod(dims[axis:])] (default axis 1) along its second axis, reshaped back.
 ir::Value* along_softmax_axis(ImportContext& ctx,
                               const std::function<ir::Value*(ir::Value* x, int64_t axis)>& op_along);
+/// op(a, b).
+ir::Value* binary(ImportContext& ctx, ir::OpKind op, ir::Value* a, ir::Value* b);
+/// v[start:end] along `axis`.
+ir::Value* slice(ImportContext& ctx, ir::Value* v, int64_t axis, int64_t start, int64_t end);
 /// The product of the dims in [begin, end).
 int64_t product(Shape::const_iterator begin, Shape::const_iterator end);
 

@@ -14,7 +14,7 @@ compiles each in 0.1-0.9 s). tests/unit/cuda_plan_test.cc binds all twelve witho
 - Slice, Pad, Concat and a comparison compile to generated kernels (an inference model);
 - training plans with Dropout and with NegativeLogLikelihoodLoss compile (the run counter's i64
   Add and the labels' i64 Equal are integer kernels);
-- an op with no CUDA path (GatherND) fails cleanly, naming its node and op; so do a bad --device and
+- a step with no CUDA path (an f64 Mul) fails cleanly, naming its node and op; so do a bad --device and
   --arch, and, without a GPU, `dlc run` / `dlc train` of a CUDA plan (an error naming the missing
   device); with a GPU, 5 training steps of the mlp's CUDA plan give the CPU plan's losses (rel. 1e-3).
 
@@ -148,13 +148,12 @@ def main():
         compile_data_movement(checks, tmp)
         compile_dropout_training(checks, tmp)
 
-        gather = make_model(os.path.join(tmp, "gather_nd.onnx"),
-                            [helper.make_node("GatherND", ["x", "indices"], ["y"], name="my_gather")],
-                            [("x", TensorProto.FLOAT, [4, 8])], [("y", TensorProto.FLOAT, [2, 8])],
-                            [numpy_helper.from_array(np.array([[1], [3]], dtype=np.int64), "indices")])
-        out = os.path.join(tmp, "gather_nd.dlcplan")
+        gather = make_model(os.path.join(tmp, "f64_mul.onnx"),
+                            [helper.make_node("Mul", ["x", "x"], ["y"], name="my_square")],
+                            [("x", TensorProto.DOUBLE, [4, 8])], [("y", TensorProto.DOUBLE, [4, 8])], [])
+        out = os.path.join(tmp, "f64_mul.dlcplan")
         failures.check("unsupported_op", ["compile", gather, *CUDA, "-o", out],
-                       "step 'my_gather' (op GatherND) has no CUDA path", must_not_exist=[out])
+                       "step 'my_square' (op Mul) has no CUDA path", must_not_exist=[out])
         failures.check("bad_device", ["compile", gather, "--device", "gpu", "-o", out], "--device 'gpu'",
                        must_not_exist=[out])
         failures.check("bad_arch", ["compile", gather, "--device", "cuda", "--arch", "90", "-o", out],

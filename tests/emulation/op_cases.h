@@ -148,6 +148,8 @@ inline std::vector<OpCase> op_cases() {
   // Gather and its gradient on axis 1 (the embedding kernels on [outer, vocab, dim]); the gradient's
   // indices are distinct (repeats add in another order than the CPU's) and its dy is f32.
   add("gather_axis1", "Gather", DType::BF16, {{3, 6, 5}, {2, 2}}, {{3, 2, 2, 5}}, {{"axis", {1}}});
+  // An integer table (GatherND's import), rows a multiple of 4 long: the scalar loop, not quads.
+  add("gather_i32", "Gather", DType::I32, {{6, 4}, {3}}, {{3, 4}}, {{"axis", {0}}});
   add("gather_grad_axis1", "GatherGrad", DType::F32, {{2, 4, 3}, {4}}, {{2, 7, 3}},
       {{"axis", {1}}, {"shape", {2, 7, 3}}});
   cases.back().index_dtype = DType::I32;

@@ -145,6 +145,24 @@ INSTANTIATE_TEST_SUITE_P(
         CompositeCase{"RNN", {3, 2, 4}, {{"hidden_size", 3}}, {}, {}, {}, {{1, 3, 4}, {1, 3, 3}, {1, 6}}}),
     [](const auto& info) { return info.param.op + std::to_string(info.index); });
 
+// A one-node model whose input 1 is the constant i64 `indices` (the rest as `c` says).
+onnx::ModelProto with_indices(const CompositeCase& c, std::mt19937& rng, const Tensor& indices) {
+  onnx::ModelProto model = one_node_model(c, rng);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->mutable_node(0)->set_input(1, "indices");
+  frontend::tensor_to_onnx(indices, g->add_initializer());
+  g->mutable_initializer(g->initializer_size() - 1)->set_name("indices");
+  return model;
+}
+
+void expect_composite_differentiates(const onnx::ModelProto& model, const std::string& op,
+                                     std::mt19937& rng) {
+  auto graph = frontend::import_onnx_model(model, ".", {}, op + ".onnx");
+  for (const ir::Node* n : graph->nodes()) EXPECT_NE(ir::op_name(n->op), op);
+  gradcheck::weighted_sum_loss(*graph, {graph->outputs()[0]}, rng);
+  gradcheck::check_gradients(*graph, {});
+}
+
 // ScatterElements both ways, by finite differences in the data and the updates; "add" with a
 // duplicate index (its contributions sum), "none" without.
 TEST(CompositeImport, ScatterElementsDifferentiatesInDataAndUpdates) {
@@ -152,17 +170,28 @@ TEST(CompositeImport, ScatterElementsDifferentiatesInDataAndUpdates) {
     CompositeCase c{"ScatterElements",          {3, 5}, {{"axis", 1}}, {},
                     {{"reduction", reduction}}, {},     {{0}, {3, 2}}};
     std::mt19937 rng(14);
-    onnx::ModelProto model = one_node_model(c, rng);
-    onnx::GraphProto* g = model.mutable_graph();
-    g->mutable_node(0)->set_input(1, "indices");
     const std::vector<int64_t> indices = reduction == "add" ? std::vector<int64_t>{4, 4, 0, -2, 1, 2}
                                                             : std::vector<int64_t>{4, 1, 0, -2, 1, 2};
-    frontend::tensor_to_onnx(Tensor::from_int64(indices, {3, 2}), g->add_initializer());
-    g->mutable_initializer(g->initializer_size() - 1)->set_name("indices");
-    auto graph = frontend::import_onnx_model(model, ".", {}, "scatter.onnx");
-    for (const ir::Node* n : graph->nodes()) EXPECT_NE(ir::op_name(n->op), "ScatterElements");
-    gradcheck::weighted_sum_loss(*graph, {graph->outputs()[0]}, rng);
-    gradcheck::check_gradients(*graph, {});
+    expect_composite_differentiates(with_indices(c, rng, Tensor::from_int64(indices, {3, 2})),
+                                    "ScatterElements", rng);
+  }
+}
+
+// GatherND with batch dims and a negative index; ScatterND both ways (a duplicate under "add"),
+// by finite differences in the data (and the updates).
+TEST(CompositeImport, GatherNdAndScatterNdDifferentiate) {
+  std::mt19937 rng(15);
+  expect_composite_differentiates(
+      with_indices({"GatherND", {2, 3, 4, 2}, {{"batch_dims", 1}}, {}, {}, {}, {{0}}}, rng,
+                   Tensor::from_int64({2, -1, 0, 3, 1, 1, -3, 0}, {2, 2, 2})),
+      "GatherND", rng);
+  for (const std::string reduction : {"add", "none"}) {
+    const std::vector<int64_t> rows =
+        reduction == "add" ? std::vector<int64_t>{1, 3, 1} : std::vector<int64_t>{1, 3, -4};
+    expect_composite_differentiates(
+        with_indices({"ScatterND", {4, 3}, {}, {}, {{"reduction", reduction}}, {}, {{0}, {3, 3}}}, rng,
+                     Tensor::from_int64(rows, {3, 1})),
+        "ScatterND", rng);
   }
 }
 
