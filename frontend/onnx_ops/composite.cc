@@ -5,6 +5,7 @@
 // channels), ScatterElements (GatherElementsGrad, the scatter-add), GatherND and ScatterND (Gather
 // and GatherGrad along the flattened indexed dims) and CastLike (Cast).
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "frontend/onnx_ops/translate_util.h"
@@ -82,6 +83,28 @@ FlatIndex flat_index(ImportContext& ctx, const Shape& data, ir::Value* indices, 
   return {linear, flat};
 }
 
+// Input 2 (the updates) scattered into input 0 (the data): `scatter(v)` adds v's elements at
+// their indices into zeros of the data's shape. Reduction "add" adds the scattered updates to the
+// data; "none" takes them where an index points and the data elsewhere (duplicate indices, which
+// ONNX leaves undefined there, sum). Reduction mul/max/min and integer data are refused.
+void emit_scatter(ImportContext& ctx, const std::function<ir::Value*(ir::Value*)>& scatter) {
+  ir::Value* data = ctx.input(0);
+  const TensorType& u = ctx.input_type(2);
+  const std::string reduction = ctx.attr_string("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    ctx.fail("reduction '{}' is not supported (none, add)", reduction);
+  if (!is_floating(data->type.dtype)) ctx.fail("data must be floating point, got {}", data->type.str());
+  ir::Value* scattered = scatter(ctx.input(2));
+  if (reduction == "add") {
+    ctx.set_output(0, binary(ctx, ir::OpKind::Add, data, scattered));
+    return;
+  }
+  ir::Value* ones = ctx.constant(
+      Tensor::from_double(u.dtype, std::vector<double>(size_t(u.numel()), 1.0), u.shape), "ones");
+  ir::Value* covered = binary(ctx, ir::OpKind::Greater, scatter(ones), ctx.scalar(u.dtype, 0.0));
+  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {covered, scattered, data}));
+}
+
 }  // namespace
 
 // GatherND: a Gather along the flattened positions, which trains (GatherGrad) and runs on CUDA.
@@ -93,39 +116,21 @@ void translate_gather_nd(ImportContext& ctx) {
   ctx.set_output(0, ctx.emit(ir::OpKind::Gather, {reshape(ctx, data, f.flat), f.index}, std::move(a)));
 }
 
-// ScatterND: the updates scatter-added (GatherGrad) into zeros of the flattened data; reduction
-// "add" adds that to the data, "none" takes it where an index points and the data elsewhere
-// (duplicate indices, undefined in ONNX there, sum).
+// ScatterND: a scatter (emit_scatter) by GatherGrad into the flattened data.
 void translate_scatter_nd(ImportContext& ctx) {
-  ir::Value* data = ctx.input(0);
-  ir::Value* updates = ctx.input(2);
-  const std::string reduction = ctx.attr_string("reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    ctx.fail("reduction '{}' is not supported (none, add)", reduction);
-  if (!is_floating(data->type.dtype)) ctx.fail("data must be floating point, got {}", data->type.str());
-  const Shape& ds = data->type.shape;
+  const Shape& ds = ctx.input_type(0).shape;
   const FlatIndex f = flat_index(ctx, ds, ctx.input(1), 0);
   Shape want = ctx.input_type(1).shape;
   want.pop_back();
   want.insert(want.end(), ds.begin() + int64_t(ds.size()) - int64_t(f.flat.size()) + 1, ds.end());
-  if (updates->type.shape != want)
-    ctx.fail("updates must be {}, got {}", shape_str(want), updates->type.str());
+  if (ctx.input_type(2).shape != want)
+    ctx.fail("updates must be {}, got {}", shape_str(want), ctx.input_type(2).str());
   Attrs a;
   a.set("axis", int64_t(0));
   a.set("shape", f.flat);
-  auto scatter = [&](ir::Value* v) {
+  emit_scatter(ctx, [&](ir::Value* v) {
     return reshape(ctx, ctx.emit(ir::OpKind::GatherGrad, {v, f.index}, a), ds);
-  };
-  ir::Value* scattered = scatter(updates);
-  if (reduction == "add") {
-    ctx.set_output(0, binary(ctx, ir::OpKind::Add, data, scattered));
-    return;
-  }
-  const TensorType& u = updates->type;
-  ir::Value* hits = scatter(ctx.constant(
-      Tensor::from_double(u.dtype, std::vector<double>(size_t(u.numel()), 1.0), u.shape), "ones"));
-  ir::Value* covered = binary(ctx, ir::OpKind::Greater, hits, ctx.scalar(u.dtype, 0.0));
-  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {covered, scattered, data}));
+  });
 }
 
 // DCR: [N, b, b, C/b², H, W] -> [N, C/b², H, b, W, b]; CRD: [N, C/b², b, b, H, W] -> the same.
@@ -288,31 +293,14 @@ void translate_lrn(ImportContext& ctx) {
   ctx.set_output(0, binary(ctx, ir::OpKind::Div, x, binary(ctx, ir::OpKind::Pow, base, ctx.scalar(t, beta))));
 }
 
-// ScatterElements (and Scatter, opsets 9-10): the updates scatter-added (GatherElementsGrad) into
-// zeros of the data's shape. Reduction "add" adds that to the data; "none" takes it where an
-// index points and the data elsewhere (duplicate indices, which ONNX leaves undefined there, sum).
+// ScatterElements (and Scatter, opsets 9-10): a scatter (emit_scatter) by GatherElementsGrad.
 void translate_scatter_elements(ImportContext& ctx) {
-  ir::Value* data = ctx.input(0);
-  ir::Value* indices = ctx.input(1);
-  ir::Value* updates = ctx.input(2);
-  const std::string reduction = ctx.attr_string("reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    ctx.fail("reduction '{}' is not supported (none, add)", reduction);
-  if (!is_floating(data->type.dtype)) ctx.fail("data must be floating point, got {}", data->type.str());
   Attrs a;
-  a.set("axis", resolve_axis(ctx, ctx.attr_int("axis", 0), data->type.rank()));
-  a.set("shape", data->type.shape);
-  ir::Value* scattered = ctx.emit(ir::OpKind::GatherElementsGrad, {updates, indices}, a);
-  if (reduction == "add") {
-    ctx.set_output(0, binary(ctx, ir::OpKind::Add, data, scattered));
-    return;
-  }
-  const TensorType& u = updates->type;
-  ir::Value* ones = ctx.constant(
-      Tensor::from_double(u.dtype, std::vector<double>(size_t(u.numel()), 1.0), u.shape), "ones");
-  ir::Value* hits = ctx.emit(ir::OpKind::GatherElementsGrad, {ones, indices}, a);
-  ir::Value* covered = binary(ctx, ir::OpKind::Greater, hits, ctx.scalar(u.dtype, 0.0));
-  ctx.set_output(0, ctx.emit(ir::OpKind::Where, {covered, scattered, data}));
+  a.set("axis", resolve_axis(ctx, ctx.attr_int("axis", 0), ctx.input_type(0).rank()));
+  a.set("shape", ctx.input_type(0).shape);
+  emit_scatter(ctx, [&](ir::Value* v) {
+    return ctx.emit(ir::OpKind::GatherElementsGrad, {v, ctx.input(1)}, a);
+  });
 }
 
 void translate_cast_like(ImportContext& ctx) {
