@@ -213,12 +213,20 @@ void translate_recurrent(ImportContext& ctx, Cell cell) {
   r.seq = x->type.shape[0];
   r.batch = x->type.shape[1];
   r.input = x->type.shape[2];
-  const Shape w_shape = {r.directions, r.gates * r.hidden, r.input},
-              r_shape = {r.directions, r.gates * r.hidden, r.hidden};
-  if (ctx.input_type(1).shape != w_shape)
-    ctx.fail("W must be {}, got {}", shape_str(w_shape), ctx.input_type(1).str());
-  if (ctx.input_type(2).shape != r_shape)
-    ctx.fail("R must be {}, got {}", shape_str(r_shape), ctx.input_type(2).str());
+  // Every operand's shape, initial states before layout 1's transpose.
+  const int64_t dirs = r.directions, gh = r.gates * r.hidden;
+  const Shape state = batch_first ? Shape{r.batch, dirs, r.hidden} : Shape{dirs, r.batch, r.hidden};
+  const std::vector<std::pair<int, Shape>> operands = {
+      {1, {dirs, gh, r.input}}, {2, {dirs, gh, r.hidden}}, {3, {dirs, 2 * gh}}, {5, state}, {6, state},
+      {7, {dirs, 3 * r.hidden}}};
+  const char* names[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
+  for (const auto& [input, shape] : operands) {
+    if (!ctx.has_input(input) || (input >= 6 && cell != Cell::Lstm)) continue;
+    if (ctx.input_type(input).shape != shape)
+      ctx.fail("{} must be {}, got {}", names[input], shape_str(shape), ctx.input_type(input).str());
+    if (ctx.input_type(input).dtype != r.dtype)
+      ctx.fail("{} must be {} as X, got {}", names[input], dtype_name(r.dtype), ctx.input_type(input).str());
+  }
   if (ctx.has_input(4)) {
     for (int64_t len : ctx.required_constant(4, "sequence_lens").as_int64())
       if (len != r.seq)

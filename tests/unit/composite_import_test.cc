@@ -241,6 +241,21 @@ TEST(CompositeImport, BadAttributesNameTheNode) {
             std::string::npos);
   EXPECT_NE(error_of({"DepthToSpace", {1, 4, 2}, {{"blocksize", 2}}, {}}).find("expects an input of rank 4"),
             std::string::npos);
+  EXPECT_NE(error_of({"LSTM", {3, 2, 4}, {{"hidden_size", 3}}, {}, {}, {}, {{1, 12, 4}, {1, 12, 3}, {1, 23}}})
+                .find("node 'node' (LSTM): B must be [1,24], got f64[1,23]"),
+            std::string::npos);
+  EXPECT_NE(error_of({"GRU",
+                      {3, 2, 4},
+                      {{"hidden_size", 3}},
+                      {},
+                      {{"direction", "sideways"}},
+                      {},
+                      {{1, 9, 4}, {1, 9, 3}}})
+                .find("direction must be forward, reverse or bidirectional, got 'sideways'"),
+            std::string::npos);
+  EXPECT_NE(error_of({"Resize", {1, 2, 3, 4}, {}, {}, {{"mode", "area"}}, {1, 2, 6, 8}})
+                .find("mode 'area' is not supported"),
+            std::string::npos);
 }
 
 }  // namespace
