@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 
+#include "dlc/checked_shape.h"
 #include "frontend/onnx_ops/translate_util.h"
 #include "frontend/onnx_ops/translators.h"
 
@@ -162,13 +163,18 @@ void translate_space_to_depth(ImportContext& ctx) {
 void translate_one_hot(ImportContext& ctx) {
   const Tensor& depth_tensor = ctx.required_constant(1, "depth");
   if (depth_tensor.type.numel() != 1) ctx.fail("depth must hold one value, got {}", depth_tensor.type.str());
-  const auto depth = int64_t(depth_tensor.as_double()[0]);
-  if (depth <= 0) ctx.fail("depth must be positive, got {}", depth);
+  const double given = depth_tensor.as_double()[0];
+  if (!(given >= 1 && given < 0x1p62)) ctx.fail("depth must be positive, got {}", given);
+  const auto depth = int64_t(given);
   ir::Value* values = ctx.input(2);
   if (values->type.shape != Shape{2}) ctx.fail("values must have shape [2], got {}", values->type.str());
   const Shape& in = ctx.input_type(0).shape;
   const int64_t rank = int64_t(in.size()) + 1;
   const int64_t axis = resolve_axis(ctx, ctx.attr_int("axis", -1), rank);
+  Shape out = in;
+  out.insert(out.begin() + axis, depth);
+  if (!checked_num_elements(out, dtype_size(values->type.dtype)))
+    ctx.fail("output shape {} is too large", shape_str(out));
   ir::Value* index = cast_to(ctx, ctx.input(0), DType::I64);
   ir::Value* zero = ctx.scalar(DType::I64, 0);
   ir::Value* wrapped = binary(ctx, ir::OpKind::Add, index, ctx.scalar(DType::I64, double(depth)));

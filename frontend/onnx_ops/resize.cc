@@ -7,6 +7,7 @@
 // sums back into the read positions) and runs on CUDA with no kernel of its own.
 #include <cmath>
 
+#include "dlc/checked_shape.h"
 #include "frontend/onnx_ops/translate_util.h"
 #include "frontend/onnx_ops/translators.h"
 
@@ -172,8 +173,11 @@ void emit_resize(ImportContext& ctx, const ResizeSpec& s, const Shape& out, cons
   if (!is_floating(y->type.dtype) && s.mode != Interpolation::Nearest)
     ctx.fail("{} interpolation of {} is not supported", s.mode == Interpolation::Linear ? "linear" : "cubic",
              y->type.str());
+  if (!checked_num_elements(out, dtype_size(y->type.dtype)))
+    ctx.fail("output shape {} is too large", shape_str(out));
   for (size_t d = rank; d-- > 0;) {
     if (out[d] <= 0) ctx.fail("output dimension {} is {}", d, out[d]);
+    if (in[d] == 0) ctx.fail("cannot resize axis {} of an empty input {}", d, y->type.str());
     const AxisTaps a = axis_taps(ctx, s, in[d], out[d], scales[d], roi.empty() ? 0.0 : roi[d],
                                  roi.empty() ? 1.0 : roi[rank + d]);
     if (!is_identity(a, in[d])) y = interpolate(ctx, y, int64_t(d), a, s.mode == Interpolation::Nearest);
@@ -190,11 +194,15 @@ std::vector<double> resize_scales(ImportContext& ctx, const std::vector<double>&
 }
 
 // floor(in * scale), or, for tf_crop_and_resize, floor(in * (roi end - roi start) * scale).
-Shape scaled_shape(const Shape& in, const std::vector<double>& scales, const std::vector<double>& roi) {
+Shape scaled_shape(const ImportContext& ctx, const Shape& in, const std::vector<double>& scales,
+                   const std::vector<double>& roi) {
   Shape out(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
     const double region = roi.empty() ? 1.0 : roi[in.size() + d] - roi[d];
-    out[d] = int64_t(std::floor(double(in[d]) * region * scales[d]));
+    const double size = std::floor(double(in[d]) * region * scales[d]);
+    if (!(size >= 0 && size < 0x1p62))
+      ctx.fail("scale {} gives axis {} of size {} a size of {}", scales[d], d, in[d], size);
+    out[d] = int64_t(size);
   }
   return out;
 }
@@ -210,7 +218,7 @@ void translate_resize(ImportContext& ctx) {
     s.coordinates = "asymmetric";
     s.nearest = "simple";
     const std::vector<double> scales = resize_scales(ctx, ctx.required_constant(1, "scales").as_double(), in);
-    emit_resize(ctx, s, scaled_shape(in, scales, {}), scales, {});
+    emit_resize(ctx, s, scaled_shape(ctx, in, scales, {}), scales, {});
     return;
   }
   s.coordinates = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
@@ -232,7 +240,7 @@ void translate_resize(ImportContext& ctx) {
   if (bool(scales) == has_sizes) ctx.fail("exactly one of scales and sizes must be given");
   if (scales) {
     const std::vector<double> factors = resize_scales(ctx, scales->as_double(), in);
-    emit_resize(ctx, s, scaled_shape(in, factors, roi), factors, roi);
+    emit_resize(ctx, s, scaled_shape(ctx, in, factors, roi), factors, roi);
     return;
   }
   const Shape out = ctx.required_constant(3, "sizes").as_int64();
@@ -252,7 +260,7 @@ void translate_upsample(ImportContext& ctx) {
   const Shape& in = ctx.input_type(0).shape;
   const std::vector<double> scales = resize_scales(
       ctx, ctx.opset() < 9 ? ctx.attr_floats("scales") : ctx.required_constant(1, "scales").as_double(), in);
-  emit_resize(ctx, s, scaled_shape(in, scales, {}), scales, {});
+  emit_resize(ctx, s, scaled_shape(ctx, in, scales, {}), scales, {});
 }
 
 }  // namespace dlc::frontend

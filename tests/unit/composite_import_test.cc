@@ -253,6 +253,11 @@ TEST(CompositeImport, BadAttributesNameTheNode) {
                       {{1, 9, 4}, {1, 9, 3}}})
                 .find("direction must be forward, reverse or bidirectional, got 'sideways'"),
             std::string::npos);
+  EXPECT_NE(
+      error_of({"Resize", {1, 0, 3}, {}, {}, {}, {1, 2, 3}}).find("cannot resize axis 1 of an empty input"),
+      std::string::npos);
+  EXPECT_NE(error_of({"Resize", {1, 2, 3}, {}, {}, {}, {1, 2, int64_t(1) << 62}}).find("is too large"),
+            std::string::npos);
   EXPECT_NE(error_of({"Resize", {1, 2, 3, 4}, {}, {}, {{"mode", "area"}}, {1, 2, 6, 8}})
                 .find("mode 'area' is not supported"),
             std::string::npos);
