@@ -77,6 +77,25 @@ Tensor ImportContext::attr_tensor(const std::string& name) const {
   return tensor_from_onnx(a->t(), "", fmt::format("node '{}' attribute '{}'", node_.name(), name));
 }
 
+const onnx::GraphProto& ImportContext::attr_graph(const std::string& name) const {
+  const auto* a = find_attr(name);
+  if (!a || !a->has_g()) fail("attribute '{}' (a graph) is required", name);
+  return a->g();
+}
+
+std::vector<ir::Value*> ImportContext::inline_graph(const onnx::GraphProto& g) {
+  if (g.initializer_size() > 0 || g.sparse_initializer_size() > 0)
+    fail("subgraph '{}' has initializers, which are not supported", g.name());
+  importer_.import_nodes(g, opset_);
+  std::vector<ir::Value*> outputs;
+  for (const auto& out : g.output()) {
+    ir::Value* v = importer_.lookup(out.name());
+    if (!v) fail("subgraph '{}' never produces its output '{}'", g.name(), out.name());
+    outputs.push_back(v);
+  }
+  return outputs;
+}
+
 std::vector<ir::Value*> ImportContext::emit_multi(ir::OpKind op, std::vector<ir::Value*> inputs, Attrs attrs,
                                                   std::vector<bool> want_outputs) {
   ir::Graph& g = graph();

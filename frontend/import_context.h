@@ -49,6 +49,11 @@ class ImportContext {
   std::vector<double> attr_floats(const std::string& name, std::vector<double> dflt = {}) const;
   std::vector<std::string> attr_strings(const std::string& name) const;  // empty if absent
   Tensor attr_tensor(const std::string& name) const;
+  const onnx::GraphProto& attr_graph(const std::string& name) const;  // fails if absent
+
+  /// Translates subgraph `g`'s nodes into the graph being built (an If branch taken at compile
+  /// time; it may read the enclosing graph's values) and returns its outputs' values.
+  std::vector<ir::Value*> inline_graph(const onnx::GraphProto& g);
 
   // ---- outputs
   int num_outputs() const { return node_.output_size(); }

@@ -92,21 +92,8 @@ void Importer::import_inputs(const onnx::GraphProto& g) {
       throw Error(fmt::format("{}: --shape names '{}', which is not a model input", what_, name));
 }
 
-std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
-  int64_t opset = 0;
-  for (const auto& op : model.opset_import())
-    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
-  if (opset == 0) opset = 1;
-  if (opset < 1 || opset > 18)
-    throw Error(
-        fmt::format("{}: ONNX opset {} is not supported (dlc reads opsets 1 to 18; translators reject legacy "
-                    "forms they do not know)",
-                    what_, opset));
-  const onnx::GraphProto& g = model.graph();
-  graph_->name = g.name().empty() ? "main" : g.name();
-  import_inputs(g);
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
+void Importer::import_nodes(const onnx::GraphProto& g, int64_t opset) {
+  for (const onnx::NodeProto& node : g.node()) {
     if (!is_supported_domain(node.domain()))
       throw Error(fmt::format("{}: node '{}' ({}) is in unsupported domain '{}'", what_, node.name(),
                               node.op_type(), node.domain()));
@@ -133,6 +120,22 @@ std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
         throw Error(fmt::format("{}: node '{}' ({}): output {} was not produced", what_, node.name(),
                                 node.op_type(), o));
   }
+}
+
+std::unique_ptr<ir::Graph> Importer::run(const onnx::ModelProto& model) {
+  int64_t opset = 0;
+  for (const auto& op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
+  if (opset == 0) opset = 1;
+  if (opset < 1 || opset > 18)
+    throw Error(
+        fmt::format("{}: ONNX opset {} is not supported (dlc reads opsets 1 to 18; translators reject legacy "
+                    "forms they do not know)",
+                    what_, opset));
+  const onnx::GraphProto& g = model.graph();
+  graph_->name = g.name().empty() ? "main" : g.name();
+  import_inputs(g);
+  import_nodes(g, opset);
   for (const auto& out : g.output()) {
     ir::Value* v = lookup(out.name());
     if (!v) throw Error(fmt::format("{}: graph output '{}' is never produced", what_, out.name()));

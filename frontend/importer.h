@@ -15,7 +15,9 @@ namespace dlc::frontend {
 class Importer {
  public:
   Importer(const ImportOptions& options, std::string base_dir, std::string what)
-      : options_(options), base_dir_(std::move(base_dir)), what_(std::move(what)),
+      : options_(options),
+        base_dir_(std::move(base_dir)),
+        what_(std::move(what)),
         graph_(std::make_unique<ir::Graph>()) {}
 
   std::unique_ptr<ir::Graph> run(const onnx::ModelProto& model);
@@ -27,6 +29,9 @@ class Importer {
   void bind(const std::string& onnx_name, ir::Value* v) { bound_[onnx_name] = v; }
   /// The compile-time value of an ONNX name, if known.
   const Tensor* known_value(const std::string& onnx_name) const;
+  /// Translates `g`'s nodes in order: the model's graph, or an If branch inlined where its
+  /// condition is known at compile time. `opset` is the model's ai.onnx opset.
+  void import_nodes(const onnx::GraphProto& g, int64_t opset);
 
  private:
   void import_inputs(const onnx::GraphProto& g);

@@ -18,30 +18,49 @@ using onnx::TensorProto;
 
 std::optional<DType> dtype_from_onnx(int32_t t) {
   switch (t) {
-    case TensorProto::FLOAT: return DType::F32;
-    case TensorProto::FLOAT16: return DType::F16;
-    case TensorProto::BFLOAT16: return DType::BF16;
-    case TensorProto::DOUBLE: return DType::F64;
-    case TensorProto::INT64: return DType::I64;
-    case TensorProto::INT32: return DType::I32;
-    case TensorProto::INT8: return DType::I8;
-    case TensorProto::UINT8: return DType::U8;
-    case TensorProto::BOOL: return DType::Bool;
-    default: return std::nullopt;
+    case TensorProto::FLOAT:
+      return DType::F32;
+    case TensorProto::FLOAT16:
+      return DType::F16;
+    case TensorProto::BFLOAT16:
+      return DType::BF16;
+    case TensorProto::DOUBLE:
+      return DType::F64;
+    case TensorProto::INT64:
+      return DType::I64;
+    case TensorProto::INT32:
+      return DType::I32;
+    case TensorProto::INT8:
+      return DType::I8;
+    case TensorProto::UINT8:
+      return DType::U8;
+    case TensorProto::BOOL:
+      return DType::Bool;
+    default:
+      return std::nullopt;
   }
 }
 
 int32_t dtype_to_onnx(DType t) {
   switch (t) {
-    case DType::F32: return TensorProto::FLOAT;
-    case DType::F16: return TensorProto::FLOAT16;
-    case DType::BF16: return TensorProto::BFLOAT16;
-    case DType::F64: return TensorProto::DOUBLE;
-    case DType::I64: return TensorProto::INT64;
-    case DType::I32: return TensorProto::INT32;
-    case DType::I8: return TensorProto::INT8;
-    case DType::U8: return TensorProto::UINT8;
-    case DType::Bool: return TensorProto::BOOL;
+    case DType::F32:
+      return TensorProto::FLOAT;
+    case DType::F16:
+      return TensorProto::FLOAT16;
+    case DType::BF16:
+      return TensorProto::BFLOAT16;
+    case DType::F64:
+      return TensorProto::DOUBLE;
+    case DType::I64:
+      return TensorProto::INT64;
+    case DType::I32:
+      return TensorProto::INT32;
+    case DType::I8:
+      return TensorProto::INT8;
+    case DType::U8:
+      return TensorProto::UINT8;
+    case DType::Bool:
+      return TensorProto::BOOL;
   }
   return TensorProto::UNDEFINED;
 }

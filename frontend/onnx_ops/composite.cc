@@ -3,7 +3,8 @@
 // Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
 // (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
 // channels), ScatterElements (GatherElementsGrad, the scatter-add), GatherND and ScatterND (Gather
-// and GatherGrad along the flattened indexed dims) and CastLike (Cast).
+// and GatherGrad along the flattened indexed dims), CastLike (Cast) and If with a compile-time
+// condition (the branch taken, inlined).
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -307,6 +308,20 @@ void translate_scatter_elements(ImportContext& ctx) {
   emit_scatter(ctx, [&](ir::Value* v) {
     return ctx.emit(ir::OpKind::GatherElementsGrad, {v, ctx.input(1)}, a);
   });
+}
+
+// If whose condition is known at compile time (static shapes fold most exported conditions):
+// the branch taken, inlined.
+void translate_if(ImportContext& ctx) {
+  const Tensor& cond = ctx.required_constant(0, "cond");
+  if (cond.type.numel() != 1) ctx.fail("cond must hold one value, got {}", cond.type.str());
+  const bool then = cond.as_double()[0] != 0;
+  const std::vector<ir::Value*> outputs =
+      ctx.inline_graph(ctx.attr_graph(then ? "then_branch" : "else_branch"));
+  if (int(outputs.size()) != ctx.num_outputs())
+    ctx.fail("the {} branch has {} outputs, the node {}", then ? "then" : "else", outputs.size(),
+             ctx.num_outputs());
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, outputs[size_t(i)]);
 }
 
 void translate_cast_like(ImportContext& ctx) {

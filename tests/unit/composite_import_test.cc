@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "codegen/cpu_evaluator.h"
 #include "dlc/error.h"
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_tensor.h"
@@ -28,20 +29,38 @@ struct CompositeCase {
 
 void PrintTo(const CompositeCase& c, std::ostream* os) { *os << c.op; }
 
-// A model of one `c.op` node reading initializer x (f64, normal) and giving graph output y.
-onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
+// ---- building ONNX models in the tests
+
+onnx::ModelProto empty_model(const std::string& name, int64_t opset) {
   onnx::ModelProto model;
   model.set_ir_version(7);
-  model.add_opset_import()->set_version(13);
-  onnx::GraphProto* g = model.mutable_graph();
-  g->set_name("composite");
-  frontend::tensor_to_onnx(gradcheck::random_tensor(c.shape, rng, 1.0, DType::F64), g->add_initializer());
-  g->mutable_initializer(0)->set_name("x");
+  model.add_opset_import()->set_version(opset);
+  model.mutable_graph()->set_name(name);
+  return model;
+}
+
+void add_initializer(onnx::GraphProto* g, const std::string& name, const Tensor& value) {
+  onnx::TensorProto* t = g->add_initializer();
+  frontend::tensor_to_onnx(value, t);
+  t->set_name(name);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& inputs,
+                          const std::string& output, const std::string& name = "") {
   onnx::NodeProto* n = g->add_node();
-  n->set_op_type(c.op);
-  n->set_name("node");
-  n->add_input("x");
-  n->add_output("y");
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const std::string& in : inputs) n->add_input(in);
+  n->add_output(output);
+  return n;
+}
+
+// A model of one `c.op` node reading initializer x (f64, normal) and giving graph output y.
+onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
+  onnx::ModelProto model = empty_model("composite", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_initializer(g, "x", gradcheck::random_tensor(c.shape, rng, 1.0, DType::F64));
+  onnx::NodeProto* n = add_node(g, c.op, {"x"}, "y", "node");
   for (const auto& [name, v] : c.int_attrs) {
     onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name);
@@ -57,8 +76,7 @@ onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
   if (!c.sizes.empty()) {
     for (const char* absent : {"", ""}) n->add_input(absent);  // roi, scales
     n->add_input("sizes");
-    frontend::tensor_to_onnx(Tensor::from_int64(c.sizes, {int64_t(c.sizes.size())}), g->add_initializer());
-    g->mutable_initializer(1)->set_name("sizes");
+    add_initializer(g, "sizes", Tensor::from_int64(c.sizes, {int64_t(c.sizes.size())}));
   }
   for (size_t i = 0; i < c.operands.size(); ++i) {
     if (c.operands[i] == Shape{0}) {
@@ -67,9 +85,7 @@ onnx::ModelProto one_node_model(const CompositeCase& c, std::mt19937& rng) {
     }
     const std::string name = "operand" + std::to_string(i + 1);
     n->add_input(name);
-    frontend::tensor_to_onnx(gradcheck::random_tensor(c.operands[i], rng, 0.5, DType::F64),
-                             g->add_initializer());
-    g->mutable_initializer(g->initializer_size() - 1)->set_name(name);
+    add_initializer(g, name, gradcheck::random_tensor(c.operands[i], rng, 0.5, DType::F64));
   }
   for (const auto& [name, v] : c.float_attrs) {
     onnx::AttributeProto* a = n->add_attribute();
@@ -150,8 +166,7 @@ onnx::ModelProto with_indices(const CompositeCase& c, std::mt19937& rng, const T
   onnx::ModelProto model = one_node_model(c, rng);
   onnx::GraphProto* g = model.mutable_graph();
   g->mutable_node(0)->set_input(1, "indices");
-  frontend::tensor_to_onnx(indices, g->add_initializer());
-  g->mutable_initializer(g->initializer_size() - 1)->set_name("indices");
+  add_initializer(g, "indices", indices);
   return model;
 }
 
@@ -195,22 +210,73 @@ TEST(CompositeImport, GatherNdAndScatterNdDifferentiate) {
   }
 }
 
+// If: the condition folds at import (here Size(x) > 4 on a static shape), the branch taken is
+// inlined reading the enclosing graph's x, and a condition known only at run time is refused.
+TEST(CompositeImport, IfWithACompileTimeConditionInlinesTheBranchTaken) {
+  auto branch = [](const std::string& name, const std::string& op) {
+    onnx::GraphProto g;
+    g.set_name(name);
+    add_node(&g, op, {"x"}, name + "_y", name + "_node");
+    g.add_output()->set_name(name + "_y");
+    return g;
+  };
+  auto add_input = [](onnx::GraphProto* g, const std::string& name, int elem_type, const Shape& shape) {
+    onnx::ValueInfoProto* v = g->add_input();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+    auto* dims = v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
+  };
+  auto model_with_cond = [&](bool from_size) {
+    onnx::ModelProto model = empty_model("if", 13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", onnx::TensorProto::FLOAT, {2, 3});
+    std::string cond = "flag";
+    if (from_size) {
+      add_node(g, "Size", {"x"}, "n");
+      add_initializer(g, "four", Tensor::from_int64({4}, {}));
+      add_node(g, "Greater", {"n", "four"}, "big");
+      cond = "big";
+    } else {
+      add_input(g, "flag", onnx::TensorProto::BOOL, {});
+    }
+    onnx::NodeProto* n = add_node(g, "If", {cond}, "y", "choose");
+    for (const auto& [attr, graph] :
+         {std::pair{"then_branch", branch("then", "Relu")}, {"else_branch", branch("else", "Neg")}}) {
+      onnx::AttributeProto* a = n->add_attribute();
+      a->set_name(attr);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = graph;
+    }
+    g->add_output()->set_name("y");
+    return model;
+  };
+  codegen::CpuEvaluator evaluator;  // folds Size and Greater, as dlc's import does
+  frontend::ImportOptions options;
+  options.evaluator = &evaluator;
+  auto g = frontend::import_onnx_model(model_with_cond(true), ".", options, "if.onnx");
+  const ir::Node* y = g->outputs()[0]->producer;  // an Identity giving the branch's result the name y
+  ASSERT_TRUE(y && y->op == ir::OpKind::Identity && y->inputs[0]->producer);
+  EXPECT_EQ(y->inputs[0]->producer->op, ir::OpKind::Relu);  // Size 6 > 4: the then branch
+  EXPECT_EQ(y->inputs[0]->producer->inputs[0]->name, "x");
+  for (const ir::Node* n : g->nodes()) EXPECT_NE(n->op, ir::OpKind::Neg);
+  try {
+    frontend::import_onnx_model(model_with_cond(false), ".", options, "if.onnx");
+    ADD_FAILURE() << "an If on a run-time condition was imported";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("node 'choose' (If): input 0 (cond) must be a compile-time constant"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CompositeImport, CastLikeCastsToTheSecondInputsType) {
-  onnx::ModelProto model;
-  model.set_ir_version(7);
-  model.add_opset_import()->set_version(15);
+  onnx::ModelProto model = empty_model("cast_like", 15);
   onnx::GraphProto* g = model.mutable_graph();
-  g->set_name("cast_like");
-  frontend::tensor_to_onnx(Tensor::from_double(DType::F32, {-2.75, 0.5, 3.25}, {3}), g->add_initializer());
-  g->mutable_initializer(0)->set_name("x");
-  frontend::tensor_to_onnx(Tensor::from_int64({0}, {1}), g->add_initializer());
-  g->mutable_initializer(1)->set_name("like");
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type("CastLike");
-  n->set_name("cast_like");
-  n->add_input("x");
-  n->add_input("like");
-  n->add_output("y");
+  add_initializer(g, "x", Tensor::from_double(DType::F32, {-2.75, 0.5, 3.25}, {3}));
+  add_initializer(g, "like", Tensor::from_int64({0}, {1}));
+  add_node(g, "CastLike", {"x", "like"}, "y", "cast_like");
   g->add_output()->set_name("y");
   auto graph = frontend::import_onnx_model(model, ".", {}, "cast_like.onnx");
   ir::Value* y = graph->outputs()[0];
