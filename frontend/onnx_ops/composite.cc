@@ -3,8 +3,8 @@
 // Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
 // (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
 // channels), ScatterElements (GatherElementsGrad, the scatter-add), GatherND and ScatterND (Gather
-// and GatherGrad along the flattened indexed dims), CastLike (Cast) and If with a compile-time
-// condition (the branch taken, inlined).
+// and GatherGrad along the flattened indexed dims), MaxUnpool (GatherGrad), CastLike (Cast) and If with a
+// compile-time condition (the branch taken, inlined).
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -308,6 +308,52 @@ void translate_scatter_elements(ImportContext& ctx) {
   emit_scatter(ctx, [&](ir::Value* v) {
     return ctx.emit(ir::OpKind::GatherElementsGrad, {v, ctx.input(1)}, a);
   });
+}
+
+// MaxUnpool(X, I, output_shape?): X's values put at I's flat positions (MaxPool's Indices) in
+// zeros of the default shape, (in - 1) * stride - pads + kernel per spatial dim, by a GatherGrad
+// along the flattened result; a larger output_shape pads that at the end of each dim, as ONNX's
+// reference does (the indices still count positions of the default shape).
+void translate_max_unpool(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  const Shape& in = x->type.shape;
+  if (in.size() < 3) ctx.fail("expects an input of rank >= 3 (N, C, ...), got {}", x->type.str());
+  if (ctx.input_type(1).shape != in)
+    ctx.fail("I must have X's shape {}, got {}", shape_str(in), ctx.input_type(1).str());
+  if (!is_floating(x->type.dtype)) ctx.fail("X must be floating point, got {}", x->type.str());
+  const size_t spatial = in.size() - 2;
+  const Shape kernel = ctx.attr_ints("kernel_shape");
+  const Shape strides = ctx.attr_ints("strides", Shape(spatial, 1));
+  const Shape pads = ctx.attr_ints("pads", Shape(2 * spatial, 0));
+  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
+    ctx.fail("kernel_shape, strides or pads do not fit an input of rank {}", in.size());
+  Shape out = {in[0], in[1]};
+  for (size_t d = 0; d < spatial; ++d)
+    out.push_back((in[2 + d] - 1) * strides[d] - pads[d] - pads[spatial + d] + kernel[d]);
+  const Shape given = ctx.has_input(2) ? ctx.required_constant(2, "output_shape").as_int64() : out;
+  Shape padding(2 * in.size(), 0);
+  for (size_t d = 0; d < in.size() && given.size() == in.size(); ++d)
+    padding[in.size() + d] = given[d] - out[d];
+  if (given.size() != in.size() || !checked_num_elements(given, dtype_size(x->type.dtype)) ||
+      std::any_of(padding.begin(), padding.end(), [](int64_t p) { return p < 0; }) || given[0] != in[0] ||
+      given[1] != in[1])
+    ctx.fail("output_shape {} does not fit X {} (at least {})", shape_str(given), x->type.str(),
+             shape_str(out));
+  const int64_t n = x->type.numel();
+  Attrs a;
+  a.set("axis", int64_t(0));
+  a.set("shape", Shape{product(out.begin(), out.end())});
+  ir::Value* flat =
+      ctx.emit(ir::OpKind::GatherGrad, {reshape(ctx, x, {n}), reshape(ctx, ctx.input(1), {n})}, std::move(a));
+  ir::Value* y = reshape(ctx, flat, out);
+  if (given != out) {
+    Attrs p;
+    p.set("pads", padding);
+    p.set("mode", std::string("constant"));
+    p.set("value", 0.0);
+    y = ctx.emit(ir::OpKind::Pad, {y}, std::move(p));
+  }
+  ctx.set_output(0, y);
 }
 
 // If whose condition is known at compile time (static shapes fold most exported conditions):

@@ -210,6 +210,23 @@ TEST(CompositeImport, GatherNdAndScatterNdDifferentiate) {
   }
 }
 
+// MaxUnpool (a GatherGrad, then a Pad to a larger output_shape) by finite differences in X.
+TEST(CompositeImport, MaxUnpoolDifferentiates) {
+  std::mt19937 rng(16);
+  onnx::ModelProto model = with_indices({"MaxUnpool", {1, 2, 2, 2}, {}, {}, {}, {}, {{0}}}, rng,
+                                        Tensor::from_int64({5, 7, 13, 15, 0, 3, 9, 14}, {1, 2, 2, 2}));
+  onnx::NodeProto* n = model.mutable_graph()->mutable_node(0);
+  for (const char* name : {"kernel_shape", "strides"}) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : {2, 2}) a->add_ints(v);
+  }
+  n->add_input("output_shape");
+  add_initializer(model.mutable_graph(), "output_shape", Tensor::from_int64({1, 2, 5, 4}, {4}));
+  expect_composite_differentiates(model, "MaxUnpool", rng);
+}
+
 // If: the condition folds at import (here Size(x) > 4 on a static shape), the branch taken is
 // inlined reading the enclosing graph's x, and a condition known only at run time is refused.
 TEST(CompositeImport, IfWithACompileTimeConditionInlinesTheBranchTaken) {
