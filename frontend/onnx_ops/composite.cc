@@ -3,8 +3,8 @@
 // Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
 // (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
 // channels), ScatterElements (GatherElementsGrad, the scatter-add), GatherND and ScatterND (Gather
-// and GatherGrad along the flattened indexed dims), MaxUnpool (GatherGrad), CastLike (Cast) and If with a
-// compile-time condition (the branch taken, inlined).
+// and GatherGrad along the flattened indexed dims), MaxUnpool (GatherGrad), ReverseSequence (GatherElements),
+// CastLike (Cast) and If with a compile-time condition (the branch taken, inlined).
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -354,6 +354,38 @@ void translate_max_unpool(ImportContext& ctx) {
     y = ctx.emit(ir::OpKind::Pad, {y}, std::move(p));
   }
   ctx.set_output(0, y);
+}
+
+// ReverseSequence(input, sequence_lens): along time_axis, each batch's first sequence_lens[b]
+// elements reversed, the rest kept: a GatherElements with constant indices (the lengths must be
+// known at compile time).
+void translate_reverse_sequence(ImportContext& ctx) {
+  const Shape& in = ctx.input_type(0).shape;
+  const int64_t rank = int64_t(in.size());
+  if (rank < 2) ctx.fail("expects an input of rank >= 2, got {}", ctx.input_type(0).str());
+  const int64_t time = resolve_axis(ctx, ctx.attr_int("time_axis", 0), rank);
+  const int64_t batch = resolve_axis(ctx, ctx.attr_int("batch_axis", 1), rank);
+  if (time == batch || time > 1 || batch > 1)
+    ctx.fail("time_axis and batch_axis must be 0 and 1 in some order");
+  const std::vector<int64_t> lens = ctx.required_constant(1, "sequence_lens").as_int64();
+  if (int64_t(lens.size()) != in[size_t(batch)])
+    ctx.fail("sequence_lens has {} values for a batch of {}", lens.size(), in[size_t(batch)]);
+  for (int64_t len : lens)
+    if (len < 0 || len > in[size_t(time)])
+      ctx.fail("sequence length {} is outside [0, {}]", len, in[size_t(time)]);
+  const int64_t time_stride = product(in.begin() + time + 1, in.end());
+  const int64_t batch_stride = product(in.begin() + batch + 1, in.end());
+  std::vector<int64_t> index(size_t(checked_num_elements(in).value_or(0)));
+  for (int64_t p = 0; p < int64_t(index.size()); ++p) {
+    const int64_t t = p / time_stride % in[size_t(time)];
+    const int64_t len = lens[size_t(p / batch_stride % in[size_t(batch)])];
+    index[size_t(p)] = t < len ? len - 1 - t : t;
+  }
+  Attrs a;
+  a.set("axis", time);
+  ctx.set_output(0, ctx.emit(ir::OpKind::GatherElements,
+                             {ctx.input(0), ctx.constant(Tensor::from_int64(index, in), "reverse_index")},
+                             std::move(a)));
 }
 
 // If whose condition is known at compile time (static shapes fold most exported conditions):

@@ -227,6 +227,15 @@ TEST(CompositeImport, MaxUnpoolDifferentiates) {
   expect_composite_differentiates(model, "MaxUnpool", rng);
 }
 
+// ReverseSequence (a GatherElements) by finite differences, batch-major, lengths 0 to full.
+TEST(CompositeImport, ReverseSequenceDifferentiates) {
+  std::mt19937 rng(17);
+  expect_composite_differentiates(
+      with_indices({"ReverseSequence", {3, 4, 2}, {{"time_axis", 1}, {"batch_axis", 0}}, {}, {}, {}, {{0}}},
+                   rng, Tensor::from_int64({4, 2, 0}, {3})),
+      "ReverseSequence", rng);
+}
+
 // If: the condition folds at import (here Size(x) > 4 on a static shape), the branch taken is
 // inlined reading the enclosing graph's x, and a condition known only at run time is refused.
 TEST(CompositeImport, IfWithACompileTimeConditionInlinesTheBranchTaken) {
