@@ -61,7 +61,7 @@ ctest --test-dir build-asan --output-on-failure -j "$jobs" \
 step "conformance subset under sanitizers"
 filters=${DLC_ASAN_CONFORMANCE:-test_add test_relu test_gemm test_matmul test_conv test_reshape test_slice \
 test_concat test_softmax test_reduce_mean test_maxpool test_batchnorm test_gather_0 test_transpose test_Linear \
-test_resize test_lstm test_gru test_rnn test_scatter test_gathernd test_onehot test_depthtospace test_lrn test_if test_maxunpool test_reversesequence}
+test_resize test_lstm test_gru test_rnn test_scatter test_gathernd test_onehot test_depthtospace test_lrn test_if test_maxunpool test_reversesequence test_top_k}
 if [ "$filters" = all ]; then
   build-asan/tests/conformance/onnx_conformance --known-failures tests/conformance/known_failures
 else

@@ -1,10 +1,14 @@
-// ONNX ops imported as compositions of IR ops, so they train, and run on CUDA, with no kernel or
-// gradient rule of their own: DepthToSpace/SpaceToDepth (Reshape, Transpose, Reshape), OneHot and
-// Hardmax (Equal against an index range), EyeLike (a constant), Shrink, IsNaN and IsInf
-// (comparisons and Where), MeanVarianceNormalization (ReduceMean), LRN (an AveragePool across
-// channels), ScatterElements (GatherElementsGrad, the scatter-add), GatherND and ScatterND (Gather
-// and GatherGrad along the flattened indexed dims), MaxUnpool (GatherGrad), ReverseSequence (GatherElements),
-// CastLike (Cast) and If with a compile-time condition (the branch taken, inlined).
+// ONNX ops imported as compositions of IR ops, so they train, and run on CUDA, through the core
+// ops' gradient rules and kernels:
+// - DepthToSpace/SpaceToDepth: Reshape, Transpose, Reshape;
+// - OneHot and Hardmax: Equal against an index range; EyeLike: a constant;
+// - Shrink, IsNaN and IsInf: comparisons and Where;
+// - MeanVarianceNormalization: ReduceMean; LRN: an AveragePool across channels;
+// - ScatterElements: a GatherElementsGrad scatter-add; GatherND and ScatterND: Gather and
+//   GatherGrad along the indexed dims flattened; MaxUnpool: a GatherGrad;
+// - ReverseSequence: a GatherElements; TopK: the values a GatherElements at TopKIndices (an IR op
+//   of its own, with a CPU kernel and no CUDA one);
+// - CastLike: Cast; If with a compile-time condition: the branch taken, inlined.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -386,6 +390,27 @@ void translate_reverse_sequence(ImportContext& ctx) {
   ctx.set_output(0, ctx.emit(ir::OpKind::GatherElements,
                              {ctx.input(0), ctx.constant(Tensor::from_int64(index, in), "reverse_index")},
                              std::move(a)));
+}
+
+// TopK(X, K) {axis, largest, sorted}: TopKIndices, and the values a GatherElements of X at them
+// (so the values differentiate). Always sorted (sorted = 0 allows any order).
+void translate_top_k(ImportContext& ctx) {
+  ir::Value* x = ctx.input(0);
+  int64_t k = ctx.attr_int("k", -1);  // opsets 1-9
+  if (ctx.opset() >= 10) {
+    const Tensor& given = ctx.required_constant(1, "K");
+    if (given.type.numel() != 1) ctx.fail("K must hold one value, got {}", given.type.str());
+    k = given.as_int64()[0];
+  }
+  Attrs a;
+  a.set("axis", resolve_axis(ctx, ctx.attr_int("axis", -1), x->type.rank()));
+  a.set("k", k);
+  a.set("largest", ctx.attr_int("largest", 1) != 0 ? int64_t(1) : int64_t(0));
+  ir::Value* indices = ctx.emit(ir::OpKind::TopKIndices, {x}, a);
+  Attrs gather;
+  gather.set("axis", a.i("axis"));
+  ctx.set_output(0, ctx.emit(ir::OpKind::GatherElements, {x, indices}, std::move(gather)));
+  ctx.set_output(1, indices);
 }
 
 // If whose condition is known at compile time (static shapes fold most exported conditions):

@@ -67,6 +67,17 @@ void infer_ReduceSum(InferContext& ctx) { reduce(ctx, Elems::Numeric); }
 void infer_ReduceSumSquare(InferContext& ctx) { reduce(ctx, Elems::Numeric); }
 void infer_ArgMax(InferContext& ctx) { arg_reduce(ctx); }
 void infer_ArgMin(InferContext& ctx) { arg_reduce(ctx); }
+void infer_TopKIndices(InferContext& ctx) {
+  check_dtype(ctx, Elems::Numeric);
+  const TensorType& x = ctx.input(0);
+  if (x.rank() == 0) ctx.fail("expects an input of rank >= 1, got {}", x.str());
+  const int64_t axis = normalize_axis(ctx, ctx.attrs().i("axis", -1), x.rank());
+  const int64_t k = ctx.attrs().i("k", 1);
+  if (k < 0 || k > x.shape[size_t(axis)]) ctx.fail("k {} is outside [0, {}]", k, x.shape[size_t(axis)]);
+  Shape out = x.shape;
+  out[size_t(axis)] = k;
+  ctx.outputs[0] = TensorType{DType::I64, out};
+}
 void infer_CumSum(InferContext& ctx) { along_axis(ctx, Elems::Numeric, 0); }
 void infer_Softmax(InferContext& ctx) { along_axis(ctx, Elems::Float, -1); }
 void infer_LogSoftmax(InferContext& ctx) { along_axis(ctx, Elems::Float, -1); }

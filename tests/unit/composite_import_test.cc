@@ -236,6 +236,14 @@ TEST(CompositeImport, ReverseSequenceDifferentiates) {
       "ReverseSequence", rng);
 }
 
+// TopK's values (a GatherElements at TopKIndices' positions) by finite differences.
+TEST(CompositeImport, TopKValuesDifferentiate) {
+  std::mt19937 rng(18);
+  expect_composite_differentiates(
+      with_indices({"TopK", {3, 5}, {{"axis", 1}}, {}, {}, {}, {{0}}}, rng, Tensor::from_int64({2}, {1})),
+      "TopK", rng);
+}
+
 // If: the condition folds at import (here Size(x) > 4 on a static shape), the branch taken is
 // inlined reading the enclosing graph's x, and a condition known only at run time is refused.
 TEST(CompositeImport, IfWithACompileTimeConditionInlinesTheBranchTaken) {

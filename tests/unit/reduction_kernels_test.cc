@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -104,6 +105,23 @@ TEST(ReductionKernels, LongSumIsSplitAcrossThreadsAndExact) {
   EXPECT_NEAR(y[0], 3.0 + double(0.1f) * double(n - 1), 1e-2);
   const auto mx = run(kernel_ReduceMax, attrs, x, {n}, {});
   EXPECT_EQ(mx[0], 3.0f);
+}
+
+// TopKIndices over the middle axis of [2, 4, 2]: best first, ties to the lower position, NaN the
+// largest value, and the smallest k when largest = 0.
+TEST(ReductionKernels, TopKIndicesOrdersTiesAndNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Line (0, 0): 3 1 3 2; (0, 1): 0 nan 5 5; (1, 0): 4 4 4 4; (1, 1): -1 -2 -3 -4.
+  const std::vector<float> x = {3, 0, 1, nan, 3, 5, 2, 5, 4, -1, 4, -2, 4, -3, 4, -4};
+  Attrs a;
+  a.set("axis", int64_t(1));
+  a.set("k", int64_t(3));
+  a.set("largest", int64_t(1));
+  EXPECT_EQ((run<int64_t>(kernel_TopKIndices, a, x, {2, 4, 2}, {2, 3, 2}, DType::I64)),
+            (std::vector<int64_t>{0, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2}));
+  a.set("largest", int64_t(0));
+  EXPECT_EQ((run<int64_t>(kernel_TopKIndices, a, x, {2, 4, 2}, {2, 3, 2}, DType::I64)),
+            (std::vector<int64_t>{1, 0, 3, 2, 0, 3, 0, 3, 1, 2, 2, 1}));
 }
 
 TEST(ReductionKernels, ArgMaxHonoursSelectLastIndexAndCumSumExclusiveReverse) {
