@@ -36,7 +36,75 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
+constexpr const char* kTopK = R"(
+using T = ${T};
+using Index = ${INDEX};
+constexpr Index kOuter = ${OUTER};
+constexpr Index kExtent = ${EXTENT};
+constexpr Index kInner = ${INNER};
+constexpr Index kK = ${K};
+constexpr bool kLargest = ${LARGEST};
+
+// Whether position a (value va) ranks before position b (value vb).
+__device__ __forceinline__ bool dlc_ranks_before(float va, float vb, long long a, long long b) {
+  const bool na = va != va, nb = vb != vb;
+  if (na || nb) return na && nb ? a < b : kLargest == na;
+  if (va != vb) return kLargest ? va > vb : va < vb;
+  return a < b;
+}
+
+extern "C" __global__ void __launch_bounds__(256) ${NAME}(
+    const T* __restrict__ x, long long* __restrict__ y) {
+  for (Index line = Index(blockIdx.x) * 256 + threadIdx.x; line < kOuter * kInner; line += Index(gridDim.x) * 256) {
+    const T* p = x + line / kInner * (kExtent * kInner) + line % kInner;
+    long long prev = -1;
+    float prev_v = 0.0f;
+    for (Index j = 0; j < kK; ++j) {
+      long long best = -1;
+      float best_v = 0.0f;
+      for (Index i = 0; i < kExtent; ++i) {
+        const float v = dlc_to_float(p[i * kInner]);
+        if (prev >= 0 && !dlc_ranks_before(prev_v, v, prev, i)) continue;
+        if (best < 0 || dlc_ranks_before(v, best_v, i, best)) {
+          best = i;
+          best_v = v;
+        }
+      }
+      y[(line / kInner * kK + j) * kInner + line % kInner] = best;
+      prev = best;
+      prev_v = best_v;
+    }
+  }
+}
+)";
+
 }  // namespace
+
+KernelSource emit_top_k_indices(const TopKSpec& spec) {
+  require_storage_float(spec.dtype, "CUDA TopKIndices");
+  if (spec.outer < 1 || spec.extent < 1 || spec.inner < 1 || spec.k < 0 || spec.k > spec.extent)
+    throw Error(fmt::format("CUDA TopKIndices: k {} of view [{}, {}, {}]", spec.k, spec.outer, spec.extent,
+                            spec.inner));
+  const std::string kind = spec.largest ? "topk" : "bottomk";
+  const std::string name = kernel_name(
+      kind, spec.dtype, fmt::format("k{}_{}", spec.k, dims_tag({spec.outer, spec.extent, spec.inner})));
+  KernelSource ks = KernelSource::named(kind, name);
+  ks.source =
+      fmt::format("// dlc {} kernel: {}, the {} {} positions over the middle axis of [{}, {}, {}] ({}).\n",
+                  kind, name, spec.k, spec.largest ? "largest" : "smallest", spec.outer, spec.extent,
+                  spec.inner, dtype_name(spec.dtype));
+  ks.source += device_prelude({{spec.dtype}, false, false});
+  ks.source += fill(kTopK, {{"T", std::string(cuda_type(spec.dtype))},
+                            {"INDEX", std::string(index_type(spec.outer * spec.extent * spec.inner))},
+                            {"OUTER", fmt::format("{}", spec.outer)},
+                            {"EXTENT", fmt::format("{}", spec.extent)},
+                            {"INNER", fmt::format("{}", spec.inner)},
+                            {"K", fmt::format("{}", spec.k)},
+                            {"LARGEST", spec.largest ? "true" : "false"},
+                            {"NAME", name}});
+  ks.entries.push_back({name, launch_1d(grid_for(spec.outer * spec.inner, 256), 256), {"x", "y"}});
+  return ks;
+}
 
 KernelSource emit_arg_extremum(const ArgExtremumSpec& spec) {
   require_storage_float(spec.dtype, "CUDA ArgMax/ArgMin");

@@ -305,6 +305,19 @@ StepBinding arg_extremum(const StepView& s, bool max) {
                  {{"x", input_operand(0)}, {"y", output_operand(0)}});
 }
 
+// TopKIndices over one axis: the selection kernel (arg_extremum_emitter.h).
+StepBinding top_k_indices(const StepView& s) {
+  const TensorType x = s.input(0);
+  const int64_t axis = normalized_axis(s.attrs.i("axis", -1), int64_t(x.shape.size()));
+  TopKSpec spec;
+  spec.dtype = x.dtype;
+  spec.largest = s.attrs.i("largest", 1) != 0;
+  spec.k = s.attrs.i("k", 1);
+  set_view(spec, axes_view(x.shape, axis, axis));
+  return emitted([&] { return emit_top_k_indices(spec); },
+                 {{"x", input_operand(0)}, {"y", output_operand(0)}});
+}
+
 StepBinding cumsum(const StepView& s) {
   return emitted([&] { return emit_cumsum(cumsum_spec(s.attrs, s.input(0))); });
 }
@@ -757,6 +770,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"ReduceMax", [](const StepView& s) { return reduce(s, ReduceOp::Max); }},
       {"ReduceMin", [](const StepView& s) { return reduce(s, ReduceOp::Min); }},
       {"ArgMax", [](const StepView& s) { return arg_extremum(s, true); }},
+      {"TopKIndices", top_k_indices},
       {"CumSum", cumsum},
       {"ArgMin", [](const StepView& s) { return arg_extremum(s, false); }},
       {"ReduceL1", [](const StepView& s) { return reduce(s, ReduceOp::L1); }},

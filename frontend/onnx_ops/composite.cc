@@ -7,7 +7,7 @@
 // - ScatterElements: a GatherElementsGrad scatter-add; GatherND and ScatterND: Gather and
 //   GatherGrad along the indexed dims flattened; MaxUnpool: a GatherGrad;
 // - ReverseSequence: a GatherElements; TopK: the values a GatherElements at TopKIndices (an IR op
-//   of its own, with a CPU kernel and no CUDA one);
+//   of its own, with CPU and CUDA kernels);
 // - CastLike: Cast; If with a compile-time condition: the branch taken, inlined.
 #include <cmath>
 #include <functional>

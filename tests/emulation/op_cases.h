@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda/arg_extremum_emitter.h"
 #include "codegen/cuda/copy_specs.h"
 #include "codegen/cuda/cumsum_emitter.h"
 #include "codegen/cuda/embedding_emitter.h"
+#include "codegen/cuda/emit_util.h"
 #include "codegen/cuda/integer_elementwise_emitter.h"
 #include "dlc/attributes.h"
 #include "dlc/half.h"
@@ -56,15 +58,16 @@ inline bool is_integer_op(const OpCase& c) {
 
 /// The dtype of the outputs of `c` (bool for a comparison).
 inline DType output_dtype(const OpCase& c) {
+  if (c.op == "TopKIndices") return DType::I64;
   return is_integer_op(c) && c.op != "Cast" ? codegen::cuda::integer_result_dtype(c.op, input_dtypes(c))
                                             : c.dtype;
 }
 
 /// The operand a kernel parameter names: inK / outK, or the embedding kernels' names for them.
 inline std::string positional_param(const std::string& param) {
-  if (param == "weight" || param == "dy") return "in0";
+  if (param == "weight" || param == "dy" || param == "x") return "in0";
   if (param == "indices") return "in1";
-  if (param == "out" || param == "dtable") return "out0";
+  if (param == "out" || param == "dtable" || param == "y") return "out0";
   return param;
 }
 
@@ -148,6 +151,12 @@ inline std::vector<OpCase> op_cases() {
   // Gather and its gradient on axis 1 (the embedding kernels on [outer, vocab, dim]); the gradient's
   // indices are distinct (repeats add in another order than the CPU's) and its dy is f32.
   add("gather_axis1", "Gather", DType::BF16, {{3, 6, 5}, {2, 2}}, {{3, 2, 2, 5}}, {{"axis", {1}}});
+  // TopKIndices over a middle axis (bf16, random bytes: NaN and infinities) and over the last (f32,
+  // a few values: ties, broken by the lower position).
+  add("top_k_bf16", "TopKIndices", DType::BF16, {{3, 7, 2}}, {{3, 3, 2}},
+      {{"axis", {1}}, {"k", {3}}, {"largest", {1}}});
+  add("bottom_k_f32", "TopKIndices", DType::F32, {{4, 9}}, {{4, 5}},
+      {{"axis", {1}}, {"k", {5}}, {"largest", {0}}});
   // An integer table (GatherND's import), rows a multiple of 4 long: the scalar loop, not quads.
   add("gather_i32", "Gather", DType::I32, {{6, 4}, {3}}, {{3, 4}}, {{"axis", {0}}});
   add("gather_grad_axis1", "GatherGrad", DType::F32, {{2, 4, 3}, {4}}, {{2, 7, 3}},
@@ -164,7 +173,7 @@ inline std::vector<OpCase> op_cases() {
       {{"axis", {-1}}});
   // Integer attributes are set as lists above; the scalar ones are scalars.
   for (OpCase& c : cases)
-    for (const char* key : {"axis", "upper", "k", "exclusive", "reverse", "fmod"})
+    for (const char* key : {"axis", "upper", "k", "exclusive", "reverse", "fmod", "largest"})
       if (c.attrs.has(key)) c.attrs.set(key, c.attrs.ints(key).at(0));
   return cases;
 }
@@ -173,6 +182,14 @@ inline std::vector<OpCase> op_cases() {
 inline codegen::cuda::KernelSource case_kernels(const OpCase& c) {
   if (c.op == "CumSum")
     return codegen::cuda::emit_cumsum(codegen::cuda::cumsum_spec(c.attrs, {c.dtype, c.ins[0]}));
+  if (c.op == "TopKIndices") {
+    codegen::cuda::TopKSpec spec;
+    spec.dtype = c.dtype;
+    spec.k = c.attrs.i("k");
+    spec.largest = c.attrs.i("largest") != 0;
+    codegen::cuda::set_view(spec, codegen::cuda::axis_view(c.ins[0], c.attrs.i("axis")));
+    return codegen::cuda::emit_top_k_indices(spec);
+  }
   if (is_integer_op(c)) {
     codegen::cuda::IntegerElementwiseSpec spec{c.op,
                                                {},
@@ -259,10 +276,13 @@ inline std::vector<uint8_t> input_bytes(const OpCase& c, size_t k, std::mt19937&
     store_values(values, t, c.op == "Pow" ? 0.5 : 1.0, bytes);
     return bytes;
   }
-  if (c.op == "CumSum" || c.op == "GatherGrad" || c.op == "GatherElementsGrad" ||
+  // An f32 TopKIndices case draws from a few values, so that ties occur; the bf16 one takes random
+  // bytes below (NaN and infinities among them).
+  const bool top_k_ties = c.op == "TopKIndices" && t == DType::F32;
+  if (c.op == "CumSum" || c.op == "GatherGrad" || c.op == "GatherElementsGrad" || top_k_ties ||
       (is_integer_op(c) && c.op != "Cast" && t != DType::U8)) {
     // comparisons: values from a few, so that ties occur
-    const int64_t range = codegen::cuda::is_integer_comparison(c.op) ? 3 : 1000;
+    const int64_t range = codegen::cuda::is_integer_comparison(c.op) || top_k_ties ? 3 : 1000;
     std::uniform_int_distribution<int64_t> small(-range, range);
     for (int64_t& v : values) v = small(rng);
     store_values(values, t, 1.0 / 7.0, bytes);

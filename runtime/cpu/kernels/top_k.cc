@@ -1,6 +1,6 @@
 // CPU TopKIndices: per line along the axis, the positions of the k largest (or smallest) values,
 // best first, by a partial sort of the positions; ties go to the lower position and NaN counts as
-// the largest value (as torch.topk).
+// the largest value (as torch.topk). f16 and bf16 go through f32 (exact).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,6 +8,7 @@
 
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
 
@@ -56,6 +57,7 @@ void top_k(KernelContext& ctx) {
 }  // namespace
 
 void kernel_TopKIndices(KernelContext& ctx) {
+  if (run_widened(ctx, kernel_TopKIndices)) return;  // f16/bf16 through f32: the same order
   dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) { top_k<typename decltype(tag)::type>(ctx); });
 }
 
