@@ -11,13 +11,16 @@ namespace dlc::codegen::cuda {
 
 namespace {
 
-constexpr const char* kKernel = R"(
+// The view both kernels read: [outer, extent, inner] of T.
+constexpr const char* kView = R"(
 using T = ${T};
 using Index = ${INDEX};
 constexpr Index kOuter = ${OUTER};
 constexpr Index kExtent = ${EXTENT};
 constexpr Index kInner = ${INNER};
+)";
 
+constexpr const char* kKernel = R"(
 extern "C" __global__ void __launch_bounds__(256) ${NAME}(
     const T* __restrict__ x, long long* __restrict__ y) {
   for (Index k = Index(blockIdx.x) * 256 + threadIdx.x; k < kOuter * kInner; k += Index(gridDim.x) * 256) {
@@ -36,13 +39,7 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
-constexpr const char* kTopK = R"(
-using T = ${T};
-using Index = ${INDEX};
-constexpr Index kOuter = ${OUTER};
-constexpr Index kExtent = ${EXTENT};
-constexpr Index kInner = ${INNER};
-constexpr Index kK = ${K};
+constexpr const char* kTopK = R"(constexpr Index kK = ${K};
 constexpr bool kLargest = ${LARGEST};
 
 // Whether position a (value va) ranks before position b (value vb).
@@ -78,6 +75,17 @@ extern "C" __global__ void __launch_bounds__(256) ${NAME}(
 }
 )";
 
+// kView's variables and `more`.
+TemplateVars view_vars(DType dtype, int64_t outer, int64_t extent, int64_t inner, TemplateVars more) {
+  TemplateVars vars = {{"T", std::string(cuda_type(dtype))},
+                       {"INDEX", std::string(index_type(outer * extent * inner))},
+                       {"OUTER", fmt::format("{}", outer)},
+                       {"EXTENT", fmt::format("{}", extent)},
+                       {"INNER", fmt::format("{}", inner)}};
+  vars.insert(vars.end(), more.begin(), more.end());
+  return vars;
+}
+
 }  // namespace
 
 KernelSource emit_top_k_indices(const TopKSpec& spec) {
@@ -94,14 +102,10 @@ KernelSource emit_top_k_indices(const TopKSpec& spec) {
                   kind, name, spec.k, spec.largest ? "largest" : "smallest", spec.outer, spec.extent,
                   spec.inner, dtype_name(spec.dtype));
   ks.source += device_prelude({{spec.dtype}, false, false});
-  ks.source += fill(kTopK, {{"T", std::string(cuda_type(spec.dtype))},
-                            {"INDEX", std::string(index_type(spec.outer * spec.extent * spec.inner))},
-                            {"OUTER", fmt::format("{}", spec.outer)},
-                            {"EXTENT", fmt::format("{}", spec.extent)},
-                            {"INNER", fmt::format("{}", spec.inner)},
-                            {"K", fmt::format("{}", spec.k)},
-                            {"LARGEST", spec.largest ? "true" : "false"},
-                            {"NAME", name}});
+  ks.source += fill(std::string(kView) + kTopK, view_vars(spec.dtype, spec.outer, spec.extent, spec.inner,
+                                                          {{"K", fmt::format("{}", spec.k)},
+                                                           {"LARGEST", spec.largest ? "true" : "false"},
+                                                           {"NAME", name}}));
   ks.entries.push_back({name, launch_1d(grid_for(spec.outer * spec.inner, 256), 256), {"x", "y"}});
   return ks;
 }
@@ -121,13 +125,8 @@ KernelSource emit_arg_extremum(const ArgExtremumSpec& spec) {
   ks.source += device_prelude({{spec.dtype}, false, false});
   const char* better =
       spec.max ? (spec.last ? "v >= best" : "v > best") : (spec.last ? "v <= best" : "v < best");
-  ks.source += fill(kKernel, {{"T", std::string(cuda_type(spec.dtype))},
-                              {"INDEX", std::string(index_type(spec.outer * spec.extent * spec.inner))},
-                              {"OUTER", fmt::format("{}", spec.outer)},
-                              {"EXTENT", fmt::format("{}", spec.extent)},
-                              {"INNER", fmt::format("{}", spec.inner)},
-                              {"NAME", name},
-                              {"BETTER", better}});
+  ks.source += fill(std::string(kView) + kKernel, view_vars(spec.dtype, spec.outer, spec.extent, spec.inner,
+                                                            {{"NAME", name}, {"BETTER", better}}));
   ks.entries.push_back({name, launch_1d(grid_for(spec.outer * spec.inner, 256), 256), {"x", "y"}});
   return ks;
 }

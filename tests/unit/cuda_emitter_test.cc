@@ -332,7 +332,7 @@ TEST(CudaEmitters, ReductionOpsMapAndFinish) {
             std::string::npos);
 }
 
-// ArgMax/ArgMin scan the axis in order with the CPU kernel's comparison.
+// ArgMax/ArgMin scan the axis in order with the CPU kernel's comparison; TopKIndices its ranking.
 TEST(CudaEmitters, ArgExtremum) {
   const KernelSource first = emit_arg_extremum({DType::BF16, true, false, 96, 1000, 1});
   EXPECT_EQ(first.kind, "argmax");
@@ -346,6 +346,14 @@ TEST(CudaEmitters, ArgExtremum) {
   EXPECT_NE(last.entries[0].name, emit_arg_extremum({DType::F32, false, false, 3, 7, 50}).entries[0].name);
   EXPECT_THROW(emit_arg_extremum({DType::I64, true, false, 3, 7, 50}), Error);
   EXPECT_THROW(emit_arg_extremum({DType::F32, true, false, 3, 0, 50}), Error);
+  // TopKIndices: k and the direction in the kernel and its name; k past the axis is refused.
+  const KernelSource top = emit_top_k_indices({DType::F16, false, 4, 3, 7, 50});
+  EXPECT_EQ(top.kind, "bottomk");
+  EXPECT_NE(top.source.find("constexpr Index kK = 4;"), std::string::npos);
+  EXPECT_NE(top.source.find("constexpr bool kLargest = false;"), std::string::npos);
+  EXPECT_EQ(top.entries[0].params, (std::vector<std::string>{"x", "y"}));
+  EXPECT_NE(top.entries[0].name, emit_top_k_indices({DType::F16, false, 3, 3, 7, 50}).entries[0].name);
+  EXPECT_THROW(emit_top_k_indices({DType::F32, true, 8, 3, 7, 50}), Error);
 }
 
 // NegativeLogLikelihoodLoss is the cross-entropy forward on log-probabilities: no softmax.

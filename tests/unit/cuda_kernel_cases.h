@@ -221,6 +221,7 @@ inline std::vector<KernelSource> kernel_cases(DType t) {
   v.push_back(emit_reduce(reduce_spec(ReduceOp::Sum, t, {64, 8, 64, 64}, {0, 2, 3})));  // gathered, split
   v.push_back(emit_arg_extremum({t, true, false, 96, 1000, 1}));                        // ArgMax over rows
   v.push_back(emit_arg_extremum({t, false, true, 3, 7, 50}));  // ArgMin, the last, a middle axis
+  v.push_back(emit_top_k_indices({t, true, 5, 3, 7, 50}));     // TopKIndices, a middle axis
   for (ReduceOp op : {ReduceOp::Min, ReduceOp::L1, ReduceOp::L2, ReduceOp::SumSquare, ReduceOp::LogSum}) {
     v.push_back(emit_reduce(reduce_view(op, t, 96, 1000, 1)));   // rows, 4-wide
     v.push_back(emit_reduce(reduce_view(op, t, 1, 65536, 64)));  // columns, split
