@@ -52,11 +52,12 @@ cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 step "unit and bad-input tests under sanitizers"
-# The benchmark script's smoke run and the CUDA compiles of the backend suite add nothing under
-# sanitizers that cli_cuda_compile and cli_cuda_compile_resnet18 do not (the same dlc compile),
+# The benchmark script's smoke run, the CUDA compiles of the backend suite and the CUDA training
+# parity cases (which, without a GPU, compile every parity model's CUDA plan and skip) add nothing
+# under sanitizers that cli_cuda_compile and cli_cuda_compile_resnet18 do not (the same compile),
 # and would take minutes there.
 ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-  -E '^(onnx_conformance|cli_gpu_train_bench_smoke|cli_cuda_compile_conformance|cli_conformance_plans_cuda)$'
+  -E '^(onnx_conformance|cli_gpu_train_bench_smoke|cli_cuda_compile_conformance|cli_conformance_plans_cuda|Parity/CudaTraining.*)$'
 
 step "conformance subset under sanitizers"
 filters=${DLC_ASAN_CONFORMANCE:-test_add test_relu test_gemm test_matmul test_conv test_reshape test_slice \
