@@ -66,10 +66,7 @@ FlatIndex flat_index(ImportContext& ctx, const Shape& data, ir::Value* indices, 
   int64_t stride = 1;
   for (int64_t j = k - 1; j >= 0; --j) {
     const int64_t extent = data[size_t(b + j)];
-    ir::Value* i = reshape(ctx, slice(ctx, idx, rank - 1, j, j + 1), tuples);
-    ir::Value* wrapped = binary(ctx, ir::OpKind::Add, i, ctx.scalar(DType::I64, double(extent)));
-    i = ctx.emit(ir::OpKind::Where,
-                 {binary(ctx, ir::OpKind::Less, i, ctx.scalar(DType::I64, 0)), wrapped, i});
+    ir::Value* i = from_end(ctx, reshape(ctx, slice(ctx, idx, rank - 1, j, j + 1), tuples), extent);
     if (stride != 1) i = binary(ctx, ir::OpKind::Mul, i, ctx.scalar(DType::I64, double(stride)));
     linear = linear ? binary(ctx, ir::OpKind::Add, linear, i) : i;
     stride *= extent;
@@ -105,8 +102,7 @@ void emit_scatter(ImportContext& ctx, const std::function<ir::Value*(ir::Value*)
     ctx.set_output(0, binary(ctx, ir::OpKind::Add, data, scattered));
     return;
   }
-  ir::Value* ones = ctx.constant(
-      Tensor::from_double(u.dtype, std::vector<double>(size_t(u.numel()), 1.0), u.shape), "ones");
+  ir::Value* ones = filled(ctx, u.dtype, u.shape, 1.0, "ones");
   ir::Value* covered = binary(ctx, ir::OpKind::Greater, scatter(ones), ctx.scalar(u.dtype, 0.0));
   ctx.set_output(0, ctx.emit(ir::OpKind::Where, {covered, scattered, data}));
 }
@@ -180,10 +176,7 @@ void translate_one_hot(ImportContext& ctx) {
   out.insert(out.begin() + axis, depth);
   if (!checked_num_elements(out, dtype_size(values->type.dtype)))
     ctx.fail("output shape {} is too large", shape_str(out));
-  ir::Value* index = cast_to(ctx, ctx.input(0), DType::I64);
-  ir::Value* zero = ctx.scalar(DType::I64, 0);
-  ir::Value* wrapped = binary(ctx, ir::OpKind::Add, index, ctx.scalar(DType::I64, double(depth)));
-  index = ctx.emit(ir::OpKind::Where, {binary(ctx, ir::OpKind::Less, index, zero), wrapped, index});
+  ir::Value* index = from_end(ctx, cast_to(ctx, ctx.input(0), DType::I64), depth);
   Shape with_axis = in;
   with_axis.insert(with_axis.begin() + axis, 1);
   ir::Value* hot =
@@ -252,9 +245,7 @@ void translate_is_inf(ImportContext& ctx) {
     ir::Value* is_negative = binary(ctx, ir::OpKind::Equal, x, ctx.scalar(t, -inf));
     result = result ? binary(ctx, ir::OpKind::Or, result, is_negative) : is_negative;
   }
-  if (!result)
-    result = ctx.constant(
-        Tensor::from_double(DType::Bool, std::vector<double>(size_t(x->type.numel()), 0.0), x->type.shape));
+  if (!result) result = filled(ctx, DType::Bool, x->type.shape, 0.0, "const");
   ctx.set_output(0, result);
 }
 

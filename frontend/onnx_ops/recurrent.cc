@@ -89,20 +89,14 @@ DirectionResult run_direction(ImportContext& ctx, const Recurrence& r, ir::Value
     ir::Value* rb = slice(ctx, b, 0, gh, 2 * gh);
     if (r.cell == Cell::Gru && r.linear_before_reset) {
       inner_bias = slice(ctx, rb, 0, 2 * h, 3 * h);
-      rb = concat(
-          ctx,
-          {slice(ctx, rb, 0, 0, 2 * h),
-           ctx.constant(Tensor::from_double(r.dtype, std::vector<double>(size_t(h), 0.0), {h}), "zero_bias")},
-          0);
+      rb = concat(ctx, {slice(ctx, rb, 0, 0, 2 * h), filled(ctx, r.dtype, {h}, 0.0, "zero_bias")}, 0);
     }
     xw = binary(ctx, ir::OpKind::Add, xw, binary(ctx, ir::OpKind::Add, slice(ctx, b, 0, 0, gh), rb));
   }
   xw = reshape(ctx, xw, {r.seq, r.batch, gh});
   auto initial = [&](ir::Value* given) {
     if (given) return direction_of(ctx, given, d);
-    return ctx.constant(
-        Tensor::from_double(r.dtype, std::vector<double>(size_t(r.batch * h), 0.0), {r.batch, h}),
-        "initial_state");
+    return filled(ctx, r.dtype, {r.batch, h}, 0.0, "initial_state");
   };
   ir::Value* state = initial(r.initial_hidden);
   ir::Value* cell = r.cell == Cell::Lstm ? initial(r.initial_cell) : nullptr;

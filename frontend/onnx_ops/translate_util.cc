@@ -70,6 +70,18 @@ ir::Value* slice(ImportContext& ctx, ir::Value* v, int64_t axis, int64_t start, 
   return ctx.emit(ir::OpKind::Slice, {v}, std::move(a));
 }
 
+ir::Value* filled(ImportContext& ctx, DType dtype, const Shape& shape, double value,
+                  const std::string& hint) {
+  return ctx.constant(
+      Tensor::from_double(dtype, std::vector<double>(size_t(num_elements(shape)), value), shape), hint);
+}
+
+ir::Value* from_end(ImportContext& ctx, ir::Value* i, int64_t extent) {
+  ir::Value* wrapped = binary(ctx, ir::OpKind::Add, i, ctx.scalar(DType::I64, double(extent)));
+  return ctx.emit(ir::OpKind::Where,
+                  {binary(ctx, ir::OpKind::Less, i, ctx.scalar(DType::I64, 0)), wrapped, i});
+}
+
 int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
   int64_t n = 1;
   for (auto it = begin; it != end; ++it) n *= *it;

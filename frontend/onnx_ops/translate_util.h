@@ -31,6 +31,10 @@ ir::Value* along_softmax_axis(ImportContext& ctx,
 ir::Value* binary(ImportContext& ctx, ir::OpKind op, ir::Value* a, ir::Value* b);
 /// v[start:end] along `axis`.
 ir::Value* slice(ImportContext& ctx, ir::Value* v, int64_t axis, int64_t start, int64_t end);
+/// A constant of `dtype` and `shape` with every element `value`.
+ir::Value* filled(ImportContext& ctx, DType dtype, const Shape& shape, double value, const std::string& hint);
+/// The i64 index `i` into an axis of `extent`, counted from the end where negative.
+ir::Value* from_end(ImportContext& ctx, ir::Value* i, int64_t extent);
 /// The product of the dims in [begin, end).
 int64_t product(Shape::const_iterator begin, Shape::const_iterator end);
 
