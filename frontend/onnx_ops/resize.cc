@@ -130,21 +130,26 @@ bool is_identity(const AxisTaps& a, int64_t in) {
   return true;
 }
 
-// x interpolated along `axis` by the taps.
-ir::Value* interpolate(ImportContext& ctx, ir::Value* x, int64_t axis, const AxisTaps& a, bool nearest) {
+// x interpolated along `axis` by the taps. One tap of weight 1 everywhere (nearest inside the
+// region) is the Gather alone.
+ir::Value* interpolate(ImportContext& ctx, ir::Value* x, int64_t axis, const AxisTaps& a) {
   const int64_t out = int64_t(a.constant.size());
   const DType dtype = x->type.dtype;
   Shape along(size_t(x->type.rank() - axis), 1);  // a per-position factor broadcast along `axis`
   along[0] = out;
   Attrs gather;
   gather.set("axis", axis);
+  const bool gather_only =
+      a.index.size() == 1 &&
+      std::all_of(a.weight[0].begin(), a.weight[0].end(), [](double w) { return w == 1; }) &&
+      std::all_of(a.constant.begin(), a.constant.end(), [](double c) { return c == 0; });
   ir::Value* y = nullptr;
   for (size_t t = 0; t < a.index.size(); ++t) {
     const bool unused = std::all_of(a.weight[t].begin(), a.weight[t].end(), [](double w) { return w == 0; });
     if (unused && (y || t + 1 < a.index.size())) continue;
     ir::Value* read = ctx.emit(
         ir::OpKind::Gather, {x, ctx.constant(Tensor::from_int64(a.index[t], {out}), "resize_index")}, gather);
-    if (nearest) return read;
+    if (gather_only) return read;
     ir::Value* term =
         ctx.emit(ir::OpKind::Mul,
                  {read, ctx.constant(Tensor::from_double(dtype, a.weight[t], along), "resize_weight")});
@@ -180,7 +185,7 @@ void emit_resize(ImportContext& ctx, const ResizeSpec& s, const Shape& out, cons
     if (in[d] == 0) ctx.fail("cannot resize axis {} of an empty input {}", d, y->type.str());
     const AxisTaps a = axis_taps(ctx, s, in[d], out[d], scales[d], roi.empty() ? 0.0 : roi[d],
                                  roi.empty() ? 1.0 : roi[rank + d]);
-    if (!is_identity(a, in[d])) y = interpolate(ctx, y, int64_t(d), a, s.mode == Interpolation::Nearest);
+    if (!is_identity(a, in[d])) y = interpolate(ctx, y, int64_t(d), a);
   }
   ctx.set_output(0, y);
 }

@@ -305,6 +305,33 @@ TEST(CompositeImport, IfWithACompileTimeConditionInlinesTheBranchTaken) {
   }
 }
 
+// Nearest Resize under tf_crop_and_resize: positions outside the region take the extrapolation
+// value. W maps output o to 2o - 1.5 (roi -0.5 to 1.5 of [1, 2, 3, 4]): -1.5 and 4.5 lie outside.
+TEST(CompositeImport, NearestResizeExtrapolatesOutsideTheCropRegion) {
+  onnx::ModelProto model = empty_model("crop", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_initializer(g, "x", Tensor::from_double(DType::F32, {1, 2, 3, 4}, {1, 1, 1, 4}));
+  add_initializer(g, "roi", Tensor::from_double(DType::F32, {0, 0, 0, -0.5, 1, 1, 1, 1.5}, {8}));
+  add_initializer(g, "sizes", Tensor::from_int64({1, 1, 1, 4}, {4}));
+  onnx::NodeProto* n = add_node(g, "Resize", {"x", "roi", "", "sizes"}, "y", "crop");
+  for (const auto& [name, value] :
+       {std::pair{"mode", "nearest"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}}) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("extrapolation_value");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(9.0f);
+  g->add_output()->set_name("y");
+  auto session =
+      Session::create(codegen::lower_to_plan(*frontend::import_onnx_model(model, ".", {}, "crop.onnx")));
+  session->run();
+  EXPECT_EQ(session->output("y").as_double(), (std::vector<double>{9, 1, 3, 9}));
+}
+
 TEST(CompositeImport, CastLikeCastsToTheSecondInputsType) {
   onnx::ModelProto model = empty_model("cast_like", 15);
   onnx::GraphProto* g = model.mutable_graph();
