@@ -15,6 +15,7 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -64,7 +65,7 @@ void attention(KernelContext& ctx) {
       for (int64_t j = 0; j < keys; ++j)
         max = std::max(max, p[j] = scale * dot(qi, k + d.offset(g, j, d.keys, d.depth), d.depth));
       T sum = 0;
-      for (int64_t j = 0; j < keys; ++j) sum += p[j] = std::exp(p[j] - max);
+      for (int64_t j = 0; j < keys; ++j) sum += p[j] = simd_exp(p[j] - max);
       T* oi = o + d.offset(g, i, d.rows, d.value_depth);
       std::fill(oi, oi + d.value_depth, T(0));
       for (int64_t j = 0; j < keys; ++j)
@@ -98,7 +99,7 @@ void attention_grad(KernelContext& ctx) {
         for (int64_t j = 0; j < d.keys_of(i); ++j) {
           const int64_t kd = d.offset(g, j, d.keys, d.depth), vd = d.offset(g, j, d.keys, d.value_depth);
           const T* kj = k + kd;
-          const T p = std::exp(scale * dot(qi, kj, d.depth) - l);
+          const T p = simd_exp(scale * dot(qi, kj, d.depth) - l);
           const T ds = scale * p * (dot(doi, v + vd, d.value_depth) - di);
           axpy(p, doi, dv + vd, d.value_depth);
           axpy(ds, kj, dqi, d.depth);

@@ -9,6 +9,7 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
 
 namespace dlc::cpu {
 
@@ -289,8 +290,8 @@ DLC_FLOAT_UNARY(Atanh, std::atanh(x))
 DLC_FLOAT_UNARY(Ceil, std::ceil(x))
 DLC_FLOAT_UNARY(Cos, std::cos(x))
 DLC_FLOAT_UNARY(Cosh, std::cosh(x))
-DLC_FLOAT_UNARY(Erf, std::erf(x))
-DLC_FLOAT_UNARY(Exp, std::exp(x))
+DLC_FLOAT_UNARY(Erf, simd_erf(x))
+DLC_FLOAT_UNARY(Exp, simd_exp(x))
 DLC_FLOAT_UNARY(Floor, std::floor(x))
 DLC_FLOAT_UNARY(Log, std::log(x))
 DLC_FLOAT_UNARY(Reciprocal, decltype(x)(1) / x)
@@ -301,8 +302,8 @@ DLC_FLOAT_UNARY(Softsign, x / (decltype(x)(1) + std::fabs(x)))
 DLC_FLOAT_UNARY(Sqrt, std::sqrt(x))
 DLC_FLOAT_UNARY(Tan, std::tan(x))
 DLC_FLOAT_UNARY(Tanh, std::tanh(x))
-DLC_FLOAT_UNARY(Sigmoid, x >= 0 ? decltype(x)(1) / (decltype(x)(1) + std::exp(-x))
-                                : std::exp(x) / (decltype(x)(1) + std::exp(x)))
+DLC_FLOAT_UNARY(Sigmoid, x >= 0 ? decltype(x)(1) / (decltype(x)(1) + simd_exp(-x))
+                                : simd_exp(x) / (decltype(x)(1) + simd_exp(x)))
 DLC_FLOAT_UNARY(HardSwish, x* std::fmax(decltype(x)(0),
                                         std::fmin(decltype(x)(1), x / decltype(x)(6) + decltype(x)(0.5))))
 #undef DLC_FLOAT_UNARY

@@ -18,6 +18,7 @@
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
 
 namespace dlc::cpu {
 
@@ -186,7 +187,7 @@ float round_to(float x, DType t) {
 }
 
 // Runs `in` over n elements into y; src[k] points at value k's elements of the block.
-void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* __restrict y) {
+DLC_SIMD_CLONES void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* __restrict y) {
   const auto arg = [&](size_t a) { return src[in.args[a]]; };
   switch (in.op) {
     case ExprOp::Input:
@@ -214,18 +215,18 @@ void run_instr(const ExprInstr& in, const float* const* src, int64_t n, float* _
       return map1(arg(0), y, n, [](float a) { return a < 0.f ? 0.f : a; });
     case ExprOp::Sigmoid:
       return map1(arg(0), y, n, [](float x) {
-        return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
+        return x >= 0 ? 1.f / (1.f + simd_exp(-x)) : simd_exp(x) / (1.f + simd_exp(x));
       });
     case ExprOp::Tanh:
       return map1(arg(0), y, n, [](float a) { return std::tanh(a); });
     case ExprOp::Exp:
-      return map1(arg(0), y, n, [](float a) { return std::exp(a); });
+      return map1(arg(0), y, n, [](float a) { return simd_exp(a); });
     case ExprOp::Log:
       return map1(arg(0), y, n, [](float a) { return std::log(a); });
     case ExprOp::Sqrt:
       return map1(arg(0), y, n, [](float a) { return std::sqrt(a); });
     case ExprOp::Erf:
-      return map1(arg(0), y, n, [](float a) { return std::erf(a); });
+      return map1(arg(0), y, n, [](float a) { return simd_erf(a); });
     case ExprOp::Where:
       return map3(arg(0), arg(1), arg(2), y, n, [](float c, float a, float b) { return c != 0.f ? a : b; });
     case ExprOp::Cast: {

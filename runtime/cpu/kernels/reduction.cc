@@ -14,6 +14,7 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -302,7 +303,7 @@ void softmax(KernelContext& ctx) {
         for (int64_t i = 0; i < n; ++i) m[i] = std::max(m[i], xb[j * L.inner + i]);
       for (int64_t j = 0; j < L.R; ++j)
         for (int64_t i = 0; i < n; ++i) {
-          T e = std::exp(xb[j * L.inner + i] - m[i]);
+          T e = simd_exp(xb[j * L.inner + i] - m[i]);
           if constexpr (!Log) yb[j * L.inner + i] = e;
           s[i] += double(e);
         }
