@@ -1,9 +1,10 @@
 // Strided element copies.
 #include "runtime/cpu/strided_copy.h"
 
-#include <cstring>
+#include <algorithm>
 
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/parallel.h"
 
 namespace dlc::cpu {
 
@@ -45,7 +46,7 @@ void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, co
                   const Shape& is) {
   if (num_elements(dims) == 0) return;
   const CopyPlan p = simplify(dims, os, is);
-  const int64_t rank = int64_t(p.dims.size());
+  const int64_t outer_rank = int64_t(p.dims.size()) - 1;  // the dims the rows step through
   const int64_t inner = p.dims.back();
   const int64_t rows = num_elements(p.dims) / inner;
   const int64_t o_inner = p.out_strides.back(), i_inner = p.in_strides.back();
@@ -55,23 +56,36 @@ void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, co
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out);
     const T* i = static_cast<const T*>(in);
-#pragma omp parallel for schedule(static) if (bytes > kParallelCopyBytes && rows > 1)
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t oo = 0, io = 0, rem = r;
-      for (int64_t d = rank - 2; d >= 0; --d) {
-        const int64_t idx = rem % p.dims[d];
-        rem /= p.dims[d];
-        oo += idx * p.out_strides[d];
-        io += idx * p.in_strides[d];
+    // Rows [r0, r1), their offsets kept by a counter over the outer dims (no division per row:
+    // short rows, as a head split's, spent most of their time in it).
+    parallel_chunks(rows, bytes > kParallelCopyBytes ? 1 : rows, [&](int64_t r0, int64_t r1) {
+      Shape index(size_t(std::max<int64_t>(outer_rank, 0)));
+      int64_t oo = 0, io = 0;
+      for (int64_t d = outer_rank - 1, rem = r0; d >= 0; --d) {
+        index[size_t(d)] = rem % p.dims[size_t(d)];
+        rem /= p.dims[size_t(d)];
+        oo += index[size_t(d)] * p.out_strides[size_t(d)];
+        io += index[size_t(d)] * p.in_strides[size_t(d)];
       }
-      T* op = o + oo;
-      const T* ip = i + io;
-      if (contiguous) {
-        std::memcpy(op, ip, size_t(inner) * sizeof(T));
-      } else {
-        for (int64_t j = 0; j < inner; ++j) op[j * o_inner] = ip[j * i_inner];
+      for (int64_t r = r0; r < r1; ++r) {
+        T* op = o + oo;
+        const T* ip = i + io;
+        if (contiguous) {
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) op[j] = ip[j];
+        } else {
+          for (int64_t j = 0; j < inner; ++j) op[j * o_inner] = ip[j * i_inner];
+        }
+        for (int64_t d = outer_rank - 1; d >= 0; --d) {  // the next row
+          oo += p.out_strides[size_t(d)];
+          io += p.in_strides[size_t(d)];
+          if (++index[size_t(d)] < p.dims[size_t(d)]) break;
+          oo -= p.dims[size_t(d)] * p.out_strides[size_t(d)];
+          io -= p.dims[size_t(d)] * p.in_strides[size_t(d)];
+          index[size_t(d)] = 0;
+        }
       }
-    }
+    });
   });
 }
 
