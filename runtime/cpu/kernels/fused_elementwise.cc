@@ -426,10 +426,18 @@ void accumulate(const KernelContext& ctx, const ReduceState& st, float* regs, co
     }
     return;
   }
-  for (int64_t j = j0; j < j1; ++j) {
-    const float* __restrict v = eval_reduced(ctx, st, regs, src, (o * st.R + j) * st.inner + i0, n);
+  // Whole rows of a short inner extent lie one after another: one block evaluates several of them
+  // (the program's dispatch per instruction is then paid once for all), summed row by row in
+  // order as before.
+  const int64_t rows_per_block = n == st.inner ? std::max<int64_t>(1, kBlock / n) : 1;
+  for (int64_t j = j0; j < j1; j += rows_per_block) {
+    const int64_t rows = std::min(rows_per_block, j1 - j);
+    const float* v = eval_reduced(ctx, st, regs, src, (o * st.R + j) * st.inner + i0, rows * n);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* __restrict row = v + r * n;
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) acc[i] += double(v[i]);
+      for (int64_t i = 0; i < n; ++i) acc[i] += double(row[i]);
+    }
   }
 }
 
