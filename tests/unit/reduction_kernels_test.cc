@@ -66,6 +66,30 @@ TEST(ReductionKernels, SoftmaxAndLogSoftmaxOverMiddleAxisAreStableForLargeInputs
     }
 }
 
+// The last axis runs a row at a time, any other axis in blocks of columns: the same sums in the
+// same order, so the same bits for the same rows.
+TEST(ReductionKernels, SoftmaxRowsOfTheLastAxisEqualTheBlockedPathBitForBit) {
+  const int64_t outer = 3, R = 7, inner = 5;
+  const std::vector<float> x = wave(outer * R * inner, 6.0f);
+  std::vector<float> rows(x.size());  // [outer, inner, R]: each column of x made a row
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < R; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        rows[size_t((o * inner + i) * R + j)] = x[size_t((o * R + j) * inner + i)];
+  Attrs middle, last;
+  middle.set("axis", int64_t(1));
+  last.set("axis", int64_t(-1));
+  for (KernelFn fn : {kernel_Softmax, kernel_LogSoftmax}) {
+    const auto blocked = run(fn, middle, x, {outer, R, inner}, {outer, R, inner});
+    const auto by_row = run(fn, last, rows, {outer, inner, R}, {outer, inner, R});
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < R; ++j)
+        for (int64_t i = 0; i < inner; ++i)
+          ASSERT_EQ(by_row[size_t((o * inner + i) * R + j)], blocked[size_t((o * R + j) * inner + i)])
+              << "o " << o << " j " << j << " i " << i;
+  }
+}
+
 TEST(ReductionKernels, SumOverMiddleAxisAndOverNonAdjacentAxes) {
   const std::vector<float> x = [] {
     std::vector<float> v(24);

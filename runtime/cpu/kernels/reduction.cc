@@ -284,6 +284,21 @@ void arg_extremum(KernelContext& ctx) {
 
 // ---- Softmax / LogSoftmax over one axis, max-subtracted.
 
+// One contiguous row of R values: the max, exp(x - max) and its sum in double, in the order of
+// the blocked loops below (so both give the same bits).
+template <bool Log, typename T>
+DLC_SIMD_CLONES void softmax_row(const T* __restrict x, T* __restrict y, int64_t R) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < R; ++j) m = std::max(m, x[j]);
+#pragma omp simd
+  for (int64_t j = 0; j < R; ++j) y[j] = simd_exp(x[j] - m);  // LogSoftmax overwrites it below
+  double s = 0;
+  for (int64_t j = 0; j < R; ++j) s += double(y[j]);
+  s = Log ? double(m) + std::log(s) : 1.0 / s;
+#pragma omp simd
+  for (int64_t j = 0; j < R; ++j) y[j] = Log ? T(double(x[j]) - s) : T(double(y[j]) * s);
+}
+
 template <bool Log>
 void softmax(KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
@@ -291,6 +306,12 @@ void softmax(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
+    if (L.inner == 1) {  // contiguous rows (the last axis): the same sums, a row at a time
+      parallel_chunks(L.outer, kReduceParallelWork / std::max<int64_t>(L.R, 1), [&](int64_t r0, int64_t r1) {
+        for (int64_t o = r0; o < r1; ++o) softmax_row<Log>(x + o * L.R, y + o * L.R, L.R);
+      });
+      return;
+    }
     for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
       const int64_t b = L.base(o) + i0;
       const T* xb = x + b;
