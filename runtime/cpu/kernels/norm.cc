@@ -13,6 +13,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/philox.h"
+#include "runtime/cpu/simd_math.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -116,7 +117,7 @@ std::vector<double> expand_to(const TensorView& v, const Shape& shape) {
 }
 
 template <typename T, typename U>
-void layer_norm(KernelContext& ctx) {
+DLC_SIMD_CLONES void layer_norm(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const int64_t rank = xv.rank();
   int64_t axis = ctx.attrs.i("axis", -1);
