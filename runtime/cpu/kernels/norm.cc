@@ -221,18 +221,23 @@ void nll_loss(KernelContext& ctx, const T* logp) {
 // log_softmax over axis 1 of x [N, C, D] into lp (same layout).
 template <typename T>
 void log_softmax_axis1(const T* x, T* lp, int64_t N, int64_t C, int64_t D) {
-#pragma omp parallel for schedule(static) if (N * C * D > 32768)
-  for (int64_t n = 0; n < N; ++n) {
-    const T* xn = x + n * C * D;
-    T* ln = lp + n * C * D;
-    std::vector<double> mx(size_t(D), -std::numeric_limits<double>::infinity()), sum(size_t(D), 0.0);
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t d = 0; d < D; ++d) mx[size_t(d)] = std::max(mx[size_t(d)], double(xn[c * D + d]));
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t d = 0; d < D; ++d) sum[size_t(d)] += std::exp(double(xn[c * D + d]) - mx[size_t(d)]);
-    for (int64_t d = 0; d < D; ++d) sum[size_t(d)] = mx[size_t(d)] + std::log(sum[size_t(d)]);
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t d = 0; d < D; ++d) ln[c * D + d] = T(double(xn[c * D + d]) - sum[size_t(d)]);
+#pragma omp parallel if (N * C * D > 32768)
+  {
+    std::vector<double> mx(static_cast<size_t>(D)), sum(static_cast<size_t>(D));  // per thread, not per row
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < N; ++n) {
+      const T* xn = x + n * C * D;
+      T* ln = lp + n * C * D;
+      std::fill(mx.begin(), mx.end(), -std::numeric_limits<double>::infinity());
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t d = 0; d < D; ++d) mx[size_t(d)] = std::max(mx[size_t(d)], double(xn[c * D + d]));
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t d = 0; d < D; ++d) sum[size_t(d)] += std::exp(double(xn[c * D + d]) - mx[size_t(d)]);
+      for (int64_t d = 0; d < D; ++d) sum[size_t(d)] = mx[size_t(d)] + std::log(sum[size_t(d)]);
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t d = 0; d < D; ++d) ln[c * D + d] = T(double(xn[c * D + d]) - sum[size_t(d)]);
+    }
   }
 }
 

@@ -66,25 +66,29 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
   const float scale = reduction == "mean" ? (counted ? 1.f / float(counted) : 0.f) : 1.f;
   const float* x = scores.as<float>();
   float* dx = ctx.outputs[0].as<float>();
-#pragma omp parallel for schedule(static) if (positions * l.c > 65536)
-  for (int64_t p = 0; p < positions; ++p) {
-    const int64_t b = p / l.inner, s = p % l.inner;
-    const float* xp = x + b * l.c * l.inner + s;
-    float* dp = dx + b * l.c * l.inner + s;
-    const int64_t label = label_at(p);
-    if (label == ignore) {
-      for (int64_t c = 0; c < l.c; ++c) dp[c * l.inner] = 0.f;
-      continue;
-    }
-    if (label < 0 || label >= l.c) ctx.fail("label {} is outside [0, {})", label, l.c);
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < l.c; ++c) mx = std::max(mx, xp[c * l.inner]);
-    double sum = 0;
-    for (int64_t c = 0; c < l.c; ++c) sum += std::exp(double(xp[c * l.inner] - mx));
-    const float g = (reduction == "none" ? dloss[p] : dloss[0]) * scale;
-    for (int64_t c = 0; c < l.c; ++c) {
-      const float prob = float(std::exp(double(xp[c * l.inner] - mx)) / sum);
-      dp[c * l.inner] = g * (prob - (c == label ? 1.f : 0.f));
+#pragma omp parallel if (positions * l.c > 65536)
+  {
+    std::vector<double> exps(size_t(l.c));  // per thread: each exp computed once
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < positions; ++p) {
+      const int64_t b = p / l.inner, s = p % l.inner;
+      const float* xp = x + b * l.c * l.inner + s;
+      float* dp = dx + b * l.c * l.inner + s;
+      const int64_t label = label_at(p);
+      if (label == ignore) {
+        for (int64_t c = 0; c < l.c; ++c) dp[c * l.inner] = 0.f;
+        continue;
+      }
+      if (label < 0 || label >= l.c) ctx.fail("label {} is outside [0, {})", label, l.c);
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t c = 0; c < l.c; ++c) mx = std::max(mx, xp[c * l.inner]);
+      double sum = 0;
+      for (int64_t c = 0; c < l.c; ++c) sum += exps[size_t(c)] = std::exp(double(xp[c * l.inner] - mx));
+      const float g = (reduction == "none" ? dloss[p] : dloss[0]) * scale;
+      for (int64_t c = 0; c < l.c; ++c) {
+        const float prob = float(exps[size_t(c)] / sum);
+        dp[c * l.inner] = g * (prob - (c == label ? 1.f : 0.f));
+      }
     }
   }
 }
