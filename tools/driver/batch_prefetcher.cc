@@ -7,8 +7,6 @@
 
 namespace dlc::driver {
 
-BatchPrefetcher::BatchPrefetcher(const Dataset& data) : data_(data), worker_([this] { work(); }) {}
-
 BatchPrefetcher::~BatchPrefetcher() {
   {
     std::lock_guard lock(mutex_);
@@ -18,13 +16,24 @@ BatchPrefetcher::~BatchPrefetcher() {
   worker_.join();
 }
 
+BatchPrefetcher::BatchPrefetcher(const Dataset& data) : data_(data), worker_([this] { work(); }) {
+  for (const auto& [name, array] : data.arrays)
+    row_bytes_ += data.rows ? array.bytes.size() / size_t(data.rows) : 0;
+}
+
 void BatchPrefetcher::request(std::vector<int64_t> indices) {
-  {
-    std::lock_guard lock(mutex_);
-    if (busy_) throw Error("internal error: a batch was requested before the previous one was taken");
-    pending_ = std::move(indices);
-    busy_ = true;
+  std::lock_guard lock(mutex_);
+  if (busy_) throw Error("internal error: a batch was requested before the previous one was taken");
+  busy_ = true;
+  if (indices.size() * row_bytes_ <= kInlineBatchBytes) {
+    try {
+      ready_ = gather_batch(data_, indices);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    return;
   }
+  pending_ = std::move(indices);
   changed_.notify_all();
 }
 
