@@ -21,7 +21,9 @@
 // A function compiled three times, for AVX-512, AVX2 and the baseline x86-64, the loader picking
 // the one the machine runs (GCC's function multiversioning): put on a function whose loops call
 // simd_exp or simd_erf, they run 16 or 8 lanes wide where the CPU has them instead of SSE's 4.
-// The clones give the same bits (runtime/CMakeLists.txt: no contraction to FMA).
+// The clones give the same bits (runtime/CMakeLists.txt: no contraction to FMA). Such a function
+// must not throw: GCC 12 takes a call through the clones' dispatcher for one that cannot, and an
+// exception leaving it terminates the program. Keep the checks (ctx.fail) in an uncloned caller.
 #if defined(__x86_64__) && !defined(__clang__)
 #define DLC_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

@@ -18,18 +18,11 @@ namespace {
 
 constexpr int64_t kColumnBlock = 64;  // columns summed per task for dscale/dbias
 
+// Throws nothing (a DLC_SIMD_CLONES function must not); mean and inv_std hold `rows` values.
 template <typename T>
-DLC_SIMD_CLONES void layer_norm_grad(KernelContext& ctx) {
-  const T* dy = ctx.inputs[0].as<T>();
-  const T* x = ctx.inputs[1].as<T>();
-  const T* scale = ctx.inputs[2].as<T>();
-  T* dx = ctx.outputs[0].as<T>();
-  T* dscale = ctx.outputs[1].as<T>();
-  T* dbias = ctx.outputs[2].as<T>();
-  const int64_t D = ctx.inputs[2].numel();
-  const int64_t rows = D ? ctx.inputs[1].numel() / D : 0;
-  const double eps = ctx.attrs.f("epsilon", 1e-5);
-  std::vector<double> mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
+DLC_SIMD_CLONES void layer_norm_grad_rows(const T* dy, const T* x, const T* scale, T* dx, T* dscale, T* dbias,
+                                          double eps, int64_t rows, int64_t D, double* mean,
+                                          double* inv_std) {
   const bool parallel = rows * D > 32768;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t r = 0; r < rows; ++r) {
@@ -52,8 +45,8 @@ DLC_SIMD_CLONES void layer_norm_grad(KernelContext& ctx) {
       const double xhat = (double(xr[i]) - m) * is;
       dxr[i] = T(is * (double(dyr[i]) * double(scale[i]) - mean_g - xhat * mean_g_xhat));
     }
-    mean[size_t(r)] = m;
-    inv_std[size_t(r)] = is;
+    mean[r] = m;
+    inv_std[r] = is;
   }
   const int64_t blocks = (D + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for schedule(static) if (parallel && blocks > 1)
@@ -63,7 +56,7 @@ DLC_SIMD_CLONES void layer_norm_grad(KernelContext& ctx) {
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = x + r * D + j0;
       const T* dyr = dy + r * D + j0;
-      const double m = mean[size_t(r)], is = inv_std[size_t(r)];
+      const double m = mean[r], is = inv_std[r];
       for (int64_t j = 0; j < n; ++j) {
         ds[j] += double(dyr[j]) * (double(xr[j]) - m) * is;
         db[j] += double(dyr[j]);
@@ -74,6 +67,16 @@ DLC_SIMD_CLONES void layer_norm_grad(KernelContext& ctx) {
       dbias[j0 + j] = T(db[j]);
     }
   }
+}
+
+template <typename T>
+void layer_norm_grad(KernelContext& ctx) {
+  const int64_t D = ctx.inputs[2].numel();
+  const int64_t rows = D ? ctx.inputs[1].numel() / D : 0;
+  std::vector<double> mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
+  layer_norm_grad_rows(ctx.inputs[0].as<T>(), ctx.inputs[1].as<T>(), ctx.inputs[2].as<T>(),
+                       ctx.outputs[0].as<T>(), ctx.outputs[1].as<T>(), ctx.outputs[2].as<T>(),
+                       ctx.attrs.f("epsilon", 1e-5), rows, D, mean.data(), inv_std.data());
 }
 
 }  // namespace

@@ -116,8 +116,28 @@ std::vector<double> expand_to(const TensorView& v, const Shape& shape) {
   return out;
 }
 
+// The rows of LayerNormalization: y = (x - mean) * inv_std * scale + bias over each row of D
+// values, the statistics stored when mean_out / inv_std_out are given. Throws nothing (a
+// DLC_SIMD_CLONES function must not).
 template <typename T, typename U>
-DLC_SIMD_CLONES void layer_norm(KernelContext& ctx) {
+DLC_SIMD_CLONES void layer_norm_rows(const T* x, T* y, const double* scale, const double* bias, double eps,
+                                     int64_t rows, int64_t D, U* mean_out, U* inv_std_out) {
+#pragma omp parallel for schedule(static) if (rows * D > 32768)
+  for (int64_t r = 0; r < rows; ++r) {
+    Moments mo;
+    mo.add(x + r * D, D);
+    const double m = mo.mean(), inv_std = 1.0 / std::sqrt(mo.variance() + eps);
+    const T* xr = x + r * D;
+    T* yr = y + r * D;
+#pragma omp simd
+    for (int64_t i = 0; i < D; ++i) yr[i] = T((double(xr[i]) - m) * inv_std * scale[i] + bias[i]);
+    if (mean_out) mean_out[r] = U(m);
+    if (inv_std_out) inv_std_out[r] = U(inv_std);
+  }
+}
+
+template <typename T, typename U>
+void layer_norm(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const int64_t rank = xv.rank();
   int64_t axis = ctx.attrs.i("axis", -1);
@@ -128,24 +148,9 @@ DLC_SIMD_CLONES void layer_norm(KernelContext& ctx) {
   const std::vector<double> scale = expand_to<T>(ctx.inputs[1], normalized);
   const std::vector<double> bias =
       ctx.has_input(2) ? expand_to<T>(ctx.inputs[2], normalized) : std::vector<double>(size_t(D), 0.0);
-  const double eps = ctx.attrs.f("epsilon", 1e-5);
-  const T* x = xv.as<T>();
-  T* y = ctx.outputs[0].as<T>();
-  U* mean_out = ctx.has_output(1) ? ctx.outputs[1].as<U>() : nullptr;
-  U* inv_std_out = ctx.has_output(2) ? ctx.outputs[2].as<U>() : nullptr;
-#pragma omp parallel for schedule(static) if (rows * D > 32768)
-  for (int64_t r = 0; r < rows; ++r) {
-    Moments mo;
-    mo.add(x + r * D, D);
-    const double m = mo.mean(), inv_std = 1.0 / std::sqrt(mo.variance() + eps);
-    const T* xr = x + r * D;
-    T* yr = y + r * D;
-#pragma omp simd
-    for (int64_t i = 0; i < D; ++i)
-      yr[i] = T((double(xr[i]) - m) * inv_std * scale[size_t(i)] + bias[size_t(i)]);
-    if (mean_out) mean_out[r] = U(m);
-    if (inv_std_out) inv_std_out[r] = U(inv_std);
-  }
+  layer_norm_rows(xv.as<T>(), ctx.outputs[0].as<T>(), scale.data(), bias.data(), ctx.attrs.f("epsilon", 1e-5),
+                  rows, D, ctx.has_output(1) ? ctx.outputs[1].as<U>() : nullptr,
+                  ctx.has_output(2) ? ctx.outputs[2].as<U>() : nullptr);
 }
 
 // The value of a numeric scalar operand, truncated to an integer.

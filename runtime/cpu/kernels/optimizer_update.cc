@@ -15,6 +15,7 @@
 #include "dlc/multi_tensor_update.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -165,6 +166,21 @@ class RmspropElementUpdate {
 
 // Runs `Update` over every element of every tensor: one parallel region splits the tensors'
 // elements, end to end, into one contiguous range per thread.
+// The element loops of `update` over `tensors` of `total` elements. Throws nothing (a
+// DLC_SIMD_CLONES function must not).
+template <typename Update>
+DLC_SIMD_CLONES void apply_update(const Update& update, const std::vector<UpdateTensors>& tensors,
+                                  int64_t total) {
+  parallel_chunks(total, 65536, [&](int64_t begin, int64_t end) {
+    int64_t first = 0;  // of the tensor's elements in [0, total)
+    for (const UpdateTensors& t : tensors) {
+      const int64_t lo = std::max(begin, first), hi = std::min(end, first + t.n);
+      if (lo < hi) update(t, lo - first, hi - first);
+      first += t.n;
+    }
+  });
+}
+
 template <typename Update>
 void update_tensors(const KernelContext& ctx, float lr, float step,
                     const std::vector<UpdateTensors>& tensors) {
@@ -174,14 +190,7 @@ void update_tensors(const KernelContext& ctx, float lr, float step,
     update.check(ctx, t);
     total += t.n;
   }
-  parallel_chunks(total, 65536, [&](int64_t begin, int64_t end) {
-    int64_t first = 0;  // of the tensor's elements in [0, total)
-    for (const UpdateTensors& t : tensors) {
-      const int64_t lo = std::max(begin, first), hi = std::min(end, first + t.n);
-      if (lo < hi) update(t, lo - first, hi - first);
-      first += t.n;
-    }
-  });
+  apply_update(update, tensors, total);
 }
 
 // Whether the update applies: no apply operand (at input `index`), or a true one.
