@@ -8,9 +8,10 @@
 // 0 where expf gives them; simd_erf within 1.2 ulp (allowed 1.5). NaN in gives NaN out;
 // erf(±inf) = ±1, erf(-0) = -0.
 //
-// The f64 overloads are the libm functions: only f32 has a fast path. Every CPU kernel that
-// computes exp or erf of f32 (the elementwise ops and the fused programs' interpreter) calls
-// these, so a fused chain keeps the bits of the unfused ops.
+// The f64 overloads are the libm functions: only f32 has a fast path. The f32 exp and erf of the
+// elementwise ops (Exp, Erf, Sigmoid) and of the fused programs' interpreter both come from here,
+// so a fused chain keeps the bits of the unfused ops; Softmax and Attention use simd_exp too. The
+// softmax cross-entropy loss and its gradient keep libm's f64 exp.
 #pragma once
 
 #include <bit>

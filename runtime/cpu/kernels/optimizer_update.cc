@@ -164,9 +164,8 @@ class RmspropElementUpdate {
   bool centered_;
 };
 
-// Runs `Update` over every element of every tensor: one parallel region splits the tensors'
-// elements, end to end, into one contiguous range per thread.
-// The element loops of `update` over `tensors` of `total` elements. Throws nothing (a
+// The element loops of `update` over `tensors` of `total` elements: one parallel region splits
+// the tensors' elements, end to end, into one contiguous range per thread. Throws nothing (a
 // DLC_SIMD_CLONES function must not).
 template <typename Update>
 DLC_SIMD_CLONES void apply_update(const Update& update, const std::vector<UpdateTensors>& tensors,
@@ -181,6 +180,7 @@ DLC_SIMD_CLONES void apply_update(const Update& update, const std::vector<Update
   });
 }
 
+// Runs `Update` over every element of every tensor, after its checks.
 template <typename Update>
 void update_tensors(const KernelContext& ctx, float lr, float step,
                     const std::vector<UpdateTensors>& tensors) {
