@@ -5,6 +5,7 @@
 
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/row_counter.h"
 
 namespace dlc::cpu {
 
@@ -46,7 +47,6 @@ void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, co
                   const Shape& is) {
   if (num_elements(dims) == 0) return;
   const CopyPlan p = simplify(dims, os, is);
-  const int64_t outer_rank = int64_t(p.dims.size()) - 1;  // the dims the rows step through
   const int64_t inner = p.dims.back();
   const int64_t rows = num_elements(p.dims) / inner;
   const int64_t o_inner = p.out_strides.back(), i_inner = p.in_strides.back();
@@ -56,33 +56,17 @@ void strided_copy(DType dtype, const Shape& dims, void* out, const Shape& os, co
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out);
     const T* i = static_cast<const T*>(in);
-    // Rows [r0, r1), their offsets kept by a counter over the outer dims (no division per row:
-    // short rows, as a head split's, spent most of their time in it).
+    const Shape outer(p.dims.begin(), p.dims.end() - 1);
     parallel_chunks(rows, bytes > kParallelCopyBytes ? 1 : rows, [&](int64_t r0, int64_t r1) {
-      Shape index(size_t(std::max<int64_t>(outer_rank, 0)));
-      int64_t oo = 0, io = 0;
-      for (int64_t d = outer_rank - 1, rem = r0; d >= 0; --d) {
-        index[size_t(d)] = rem % p.dims[size_t(d)];
-        rem /= p.dims[size_t(d)];
-        oo += index[size_t(d)] * p.out_strides[size_t(d)];
-        io += index[size_t(d)] * p.in_strides[size_t(d)];
-      }
-      for (int64_t r = r0; r < r1; ++r) {
-        T* op = o + oo;
-        const T* ip = i + io;
+      RowCounter<2> counter(outer, {&p.out_strides, &p.in_strides}, r0);
+      for (int64_t r = r0; r < r1; ++r, counter.next()) {
+        T* op = o + counter.offset(0);
+        const T* ip = i + counter.offset(1);
         if (contiguous) {
 #pragma omp simd
           for (int64_t j = 0; j < inner; ++j) op[j] = ip[j];
         } else {
           for (int64_t j = 0; j < inner; ++j) op[j * o_inner] = ip[j * i_inner];
-        }
-        for (int64_t d = outer_rank - 1; d >= 0; --d) {  // the next row
-          oo += p.out_strides[size_t(d)];
-          io += p.in_strides[size_t(d)];
-          if (++index[size_t(d)] < p.dims[size_t(d)]) break;
-          oo -= p.dims[size_t(d)] * p.out_strides[size_t(d)];
-          io -= p.dims[size_t(d)] * p.in_strides[size_t(d)];
-          index[size_t(d)] = 0;
         }
       }
     });

@@ -14,6 +14,7 @@
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/row_counter.h"
 #include "runtime/cpu/simd_math.h"
 #include "runtime/cpu/widen.h"
 
@@ -26,16 +27,10 @@ constexpr int64_t kBlock = 64;  // inner elements per task (one accumulator arra
 // Input offsets of every index of `dims` (row-major order) given their strides.
 std::vector<int64_t> odometer_offsets(const Shape& dims, const Shape& strides) {
   std::vector<int64_t> offs(size_t(num_elements(dims)));
-  Shape idx(dims.size(), 0);
-  int64_t off = 0;
+  RowCounter<1> counter(dims, {&strides});
   for (auto& o : offs) {
-    o = off;
-    for (size_t d = dims.size(); d-- > 0;) {
-      off += strides[d];
-      if (++idx[d] < dims[d]) break;
-      off -= strides[d] * dims[d];
-      idx[d] = 0;
-    }
+    o = counter.offset(0);
+    counter.next();
   }
   return offs;
 }
