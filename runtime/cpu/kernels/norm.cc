@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/channel_dims.h"
 #include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/epilogue.h"
@@ -28,21 +29,11 @@ void affine(const T* x, T* y, int64_t n, double a, double b) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * fa + fb;
 }
 
-// Dims of X [N, C, d1, ...] as N, C and the product of the d's (the spatial size).
-struct NcsDims {
-  int64_t n, c, s;
-};
-NcsDims ncs_dims(const TensorView& x) {
-  int64_t s = 1;
-  for (int64_t d = 2; d < x.rank(); ++d) s *= x.dims[size_t(d)];
-  return {x.dims[0], x.dims[1], s};
-}
-
 template <typename T>
 void batch_norm(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
-  const NcsDims dims = ncs_dims(xv);
-  const int64_t N = dims.n, C = dims.c, S = dims.s;
+  const ChannelDims dims = channel_dims(xv.dims);
+  const int64_t N = dims.n, C = dims.c, S = dims.spatial;
   const T* x = xv.as<T>();
   const T* scale = ctx.inputs[1].as<T>();
   const T* bias = ctx.inputs[2].as<T>();
@@ -89,8 +80,8 @@ void batch_norm(KernelContext& ctx) {
 template <typename T>
 void instance_norm(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
-  const NcsDims dims = ncs_dims(xv);
-  const int64_t NC = dims.n * dims.c, C = dims.c, S = dims.s;
+  const ChannelDims dims = channel_dims(xv.dims);
+  const int64_t NC = dims.n * dims.c, C = dims.c, S = dims.spatial;
   const T* x = xv.as<T>();
   const T* scale = ctx.inputs[1].as<T>();
   const T* bias = ctx.inputs[2].as<T>();
@@ -189,8 +180,8 @@ void dropout(KernelContext& ctx) {
 template <typename T>
 void nll_loss(KernelContext& ctx, const T* logp) {
   const TensorView& in = ctx.inputs[0];
-  const NcsDims dims = ncs_dims(in);
-  const int64_t N = dims.n, C = dims.c, D = dims.s;
+  const ChannelDims dims = channel_dims(in.dims);
+  const int64_t N = dims.n, C = dims.c, D = dims.spatial;
   const std::vector<int64_t> target = read_indices(ctx, ctx.inputs[1], "target");
   const T* weight = ctx.has_input(2) ? ctx.inputs[2].as<T>() : nullptr;
   const bool has_ignore = ctx.attrs.has("ignore_index");
@@ -249,8 +240,8 @@ void log_softmax_axis1(const T* x, T* lp, int64_t N, int64_t C, int64_t D) {
 template <typename T>
 void softmax_cross_entropy(KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
-  const NcsDims dims = ncs_dims(in);
-  const int64_t N = dims.n, C = dims.c, D = dims.s;
+  const ChannelDims dims = channel_dims(in.dims);
+  const int64_t N = dims.n, C = dims.c, D = dims.spatial;
   std::vector<T> scratch(ctx.has_output(1) ? 0 : size_t(in.numel()));
   T* lp = ctx.has_output(1) ? ctx.outputs[1].as<T>() : scratch.data();
   log_softmax_axis1(in.as<T>(), lp, N, C, D);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/channel_dims.h"
 #include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/dispatch.h"
 #include "runtime/cpu/epilogue.h"
@@ -23,13 +24,6 @@ void require_f32(const KernelContext& ctx) {
     if (v.data && is_floating(v.dtype) && v.dtype != DType::F32)
       ctx.fail("dtype {} is not supported", dtype_name(v.dtype));
 }
-
-// (outer, channels, inner) view of [N, C, d1, …].
-struct ChannelLayout {
-  int64_t n, c, inner;
-  explicit ChannelLayout(const Shape& d)
-      : n(d[0]), c(d[1]), inner(num_elements(d) / std::max<int64_t>(d[0] * d[1], 1)) {}
-};
 
 }  // namespace
 
@@ -53,13 +47,13 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
   require_f32(ctx);
   const TensorView& scores = ctx.inputs[1];
   const TensorView& labels = ctx.inputs[2];
-  const ChannelLayout l(scores.dims);
+  const ChannelDims l = channel_dims(scores.dims);
   const std::string reduction = ctx.attrs.s("reduction", "mean");
   const int64_t ignore = ctx.attrs.i("ignore_index", std::numeric_limits<int64_t>::min());
   auto label_at = [&](int64_t i) {
     return labels.dtype == DType::I32 ? int64_t(labels.as<int32_t>()[i]) : labels.as<int64_t>()[i];
   };
-  const int64_t positions = l.n * l.inner;
+  const int64_t positions = l.n * l.spatial;
   int64_t counted = 0;
   for (int64_t i = 0; i < positions; ++i) counted += label_at(i) != ignore;
   const float* dloss = ctx.inputs[0].as<float>();
@@ -71,23 +65,23 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
     std::vector<double> exps(size_t(l.c));  // per thread: each exp computed once
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < positions; ++p) {
-      const int64_t b = p / l.inner, s = p % l.inner;
-      const float* xp = x + b * l.c * l.inner + s;
-      float* dp = dx + b * l.c * l.inner + s;
+      const int64_t b = p / l.spatial, s = p % l.spatial;
+      const float* xp = x + b * l.c * l.spatial + s;
+      float* dp = dx + b * l.c * l.spatial + s;
       const int64_t label = label_at(p);
       if (label == ignore) {
-        for (int64_t c = 0; c < l.c; ++c) dp[c * l.inner] = 0.f;
+        for (int64_t c = 0; c < l.c; ++c) dp[c * l.spatial] = 0.f;
         continue;
       }
       if (label < 0 || label >= l.c) ctx.fail("label {} is outside [0, {})", label, l.c);
       float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t c = 0; c < l.c; ++c) mx = std::max(mx, xp[c * l.inner]);
+      for (int64_t c = 0; c < l.c; ++c) mx = std::max(mx, xp[c * l.spatial]);
       double sum = 0;
-      for (int64_t c = 0; c < l.c; ++c) sum += exps[size_t(c)] = std::exp(double(xp[c * l.inner] - mx));
+      for (int64_t c = 0; c < l.c; ++c) sum += exps[size_t(c)] = std::exp(double(xp[c * l.spatial] - mx));
       const float g = (reduction == "none" ? dloss[p] : dloss[0]) * scale;
       for (int64_t c = 0; c < l.c; ++c) {
         const float prob = float(exps[size_t(c)] / sum);
-        dp[c * l.inner] = g * (prob - (c == label ? 1.f : 0.f));
+        dp[c * l.spatial] = g * (prob - (c == label ? 1.f : 0.f));
       }
     }
   }
@@ -110,42 +104,42 @@ void kernel_BatchNormGrad(KernelContext& ctx) {
   const float* scale = ctx.inputs[2].as<float>();
   const float* y = relu_epilogue(ctx) ? ctx.inputs[3].as<float>() : nullptr;
   const double eps = ctx.attrs.f("epsilon", 1e-5);
-  const ChannelLayout l(ctx.inputs[1].dims);
-  const double m = double(l.n * l.inner);
+  const ChannelDims l = channel_dims(ctx.inputs[1].dims);
+  const double m = double(l.n * l.spatial);
   float *dx = ctx.outputs[0].as<float>(), *dscale = ctx.outputs[1].as<float>(),
         *dbias = ctx.outputs[2].as<float>();
-  if (l.n * l.inner == 0) {
+  if (l.n * l.spatial == 0) {
     std::fill_n(dscale, l.c, 0.f);
     std::fill_n(dbias, l.c, 0.f);
     return;
   }
-#pragma omp parallel if (l.n * l.c * l.inner > 32768)
+#pragma omp parallel if (l.n * l.c * l.spatial > 32768)
   {
-    std::vector<float> masked(y ? size_t(l.n * l.inner) : 0);
+    std::vector<float> masked(y ? size_t(l.n * l.spatial) : 0);
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < l.c; ++c) {
       // Row b of the channel's gradient: dy's, or its masked copy.
       const auto grad_row = [&](int64_t b) {
-        return y ? masked.data() + b * l.inner : dy + (b * l.c + c) * l.inner;
+        return y ? masked.data() + b * l.spatial : dy + (b * l.c + c) * l.spatial;
       };
       if (y)
         for (int64_t b = 0; b < l.n; ++b) {
-          const int64_t base = (b * l.c + c) * l.inner;
-          float* g = masked.data() + b * l.inner;
+          const int64_t base = (b * l.c + c) * l.spatial;
+          float* g = masked.data() + b * l.spatial;
 #pragma omp simd
-          for (int64_t i = 0; i < l.inner; ++i) g[i] = relu_grad_value(dy[base + i], y[base + i]);
+          for (int64_t i = 0; i < l.spatial; ++i) g[i] = relu_grad_value(dy[base + i], y[base + i]);
         }
       Moments mo;
-      mo.shift = double(x[c * l.inner]);
-      mo.count = l.n * l.inner;
+      mo.shift = double(x[c * l.spatial]);
+      mo.count = l.n * l.spatial;
       double sdy = 0, sdy_x = 0;  // sums of dy and dy * (x - mo.shift)
       for (int64_t b = 0; b < l.n; ++b) {
-        const float* xb = x + (b * l.c + c) * l.inner;
+        const float* xb = x + (b * l.c + c) * l.spatial;
         const float* g = grad_row(b);
         const double shift = mo.shift;
         double s = 0, ss = 0, sd = 0, sdx = 0;
 #pragma omp simd simdlen(8) reduction(+ : s, ss, sd, sdx)
-        for (int64_t i = 0; i < l.inner; ++i) {
+        for (int64_t i = 0; i < l.spatial; ++i) {
           const double d = double(xb[i]) - shift, gi = double(g[i]);
           s += d;
           ss += d * d;
@@ -165,10 +159,10 @@ void kernel_BatchNormGrad(KernelContext& ctx) {
       const float fa = float(a), fb = float(-a * invstd * sdy_xhat / m), fc = float(-a * sdy / m),
                   fmean = float(mean);
       for (int64_t b = 0; b < l.n; ++b) {
-        const int64_t base = (b * l.c + c) * l.inner;
+        const int64_t base = (b * l.c + c) * l.spatial;
         const float* g = grad_row(b);
 #pragma omp simd
-        for (int64_t i = 0; i < l.inner; ++i) dx[base + i] = fa * g[i] + fb * (x[base + i] - fmean) + fc;
+        for (int64_t i = 0; i < l.spatial; ++i) dx[base + i] = fa * g[i] + fb * (x[base + i] - fmean) + fc;
       }
     }
   }
