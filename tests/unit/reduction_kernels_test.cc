@@ -2,6 +2,7 @@
 // middle-axis and strided reductions, stable LogSumExp, ArgMax ties, CumSum and a long sum.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -110,6 +111,64 @@ TEST(ReductionKernels, SumOverMiddleAxisAndOverNonAdjacentAxes) {
   // Mean over a and c: (12*0.5 + 4b + 1.5).
   const auto m = run(kernel_ReduceMean, outer_inner, x, {2, 3, 4}, {1, 3, 1});
   for (int b = 0; b < 3; ++b) EXPECT_FLOAT_EQ(m[b], 6.0f + 4.0f * float(b) + 1.5f);
+}
+
+// Scattered axes ending at the last one (a channel sum over [0, 2, 3]) reduce contiguous runs:
+// runs shorter and longer than a fold block and not a multiple of its lanes, serial, parallel
+// and split (one output of 40000 elements), against a scalar walk in double. Max is exact and
+// takes a NaN inside a run.
+TEST(ReductionKernels, ScatteredAxesEndingAtTheLastAxisReduceTheirRuns) {
+  struct Case {
+    Shape dims;
+    std::vector<int64_t> axes;
+  };
+  for (const Case& c :
+       {Case{{3, 5, 4, 7}, {0, 2, 3}}, Case{{2, 3, 150}, {0, 2}}, Case{{5, 2, 3, 1, 13}, {0, 2, 3, 4}},
+        Case{{2, 1, 200, 100}, {0, 2, 3}}, Case{{4, 6, 2, 9}, {1, 3}}}) {
+    const int64_t n = num_elements(c.dims);
+    std::vector<float> x = wave(n, 3.0f);
+    // Output index and reduced position of every element.
+    std::vector<int64_t> out_of(static_cast<size_t>(n));
+    int64_t outputs = 1;
+    for (size_t d = 0; d < c.dims.size(); ++d)
+      if (std::find(c.axes.begin(), c.axes.end(), int64_t(d)) == c.axes.end()) outputs *= c.dims[d];
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t rest = e, k = 0, scale = 1;
+      for (size_t d = c.dims.size(); d-- > 0;) {
+        const int64_t i = rest % c.dims[d];
+        rest /= c.dims[d];
+        if (std::find(c.axes.begin(), c.axes.end(), int64_t(d)) == c.axes.end()) {
+          k += i * scale;
+          scale *= c.dims[d];
+        }
+      }
+      out_of[size_t(e)] = k;
+    }
+    x[size_t(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<double> sum(size_t(outputs), 0.0);
+    std::vector<float> max(size_t(outputs), -std::numeric_limits<float>::infinity());
+    for (int64_t e = 0; e < n; ++e) {
+      const size_t k = size_t(out_of[size_t(e)]);
+      sum[k] += double(x[size_t(e)]);
+      if (std::isnan(x[size_t(e)]) || x[size_t(e)] > max[k]) max[k] = x[size_t(e)];
+    }
+    Attrs attrs;
+    attrs.set("axes", c.axes);
+    attrs.set("keepdims", int64_t(0));
+    const auto got_sum = run(kernel_ReduceSum, attrs, x, c.dims, {outputs});
+    const auto got_max = run(kernel_ReduceMax, attrs, x, c.dims, {outputs});
+    for (int64_t k = 0; k < outputs; ++k) {
+      const size_t i = size_t(k);
+      if (std::isnan(max[i])) {
+        EXPECT_TRUE(std::isnan(got_sum[i])) << shape_str(c.dims) << " output " << k;
+        EXPECT_TRUE(std::isnan(got_max[i])) << shape_str(c.dims) << " output " << k;
+        continue;
+      }
+      EXPECT_NEAR(got_sum[i], sum[i], 1e-5 * (1.0 + std::abs(sum[i])))
+          << shape_str(c.dims) << " output " << k;
+      EXPECT_EQ(got_max[i], max[i]) << shape_str(c.dims) << " output " << k;
+    }
+  }
 }
 
 TEST(ReductionKernels, LogSumExpSubtractsTheMax) {

@@ -16,6 +16,7 @@
 #include "dlc/expr_program.h"
 #include "dlc/half.h"
 #include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/fold_block.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_math.h"
@@ -25,6 +26,7 @@ namespace dlc::cpu {
 namespace {
 
 constexpr int64_t kBlock = 512;  // elements per block: the register rows stay in L1/L2
+static_assert(kBlock % kFoldBlock == 0, "a reduced row's fold blocks must not straddle evaluation blocks");
 
 // Output dims with size-1 dims dropped and neighbours merged wherever every input steps through
 // both alike; per input, the element strides over those dims (0 where broadcast).
@@ -416,13 +418,12 @@ const float* eval_reduced(const KernelContext& ctx, const ReduceState& st, float
 // acc[i] += element (o, j, i0 + i) of program output 0 for j in [j0, j1) (in that order), i < n.
 void accumulate(const KernelContext& ctx, const ReduceState& st, float* regs, const float** src, int64_t o,
                 int64_t j0, int64_t j1, int64_t i0, int64_t n, double* __restrict acc) {
-  if (st.inner == 1) {  // the run of the row in blocks
+  if (st.inner == 1) {  // the run of the row in blocks, folded as ReduceSum folds them
     for (int64_t j = j0; j < j1; j += kBlock) {
       const int64_t m = std::min(kBlock, j1 - j);
       const float* v = eval_reduced(ctx, st, regs, src, o * st.R + j, m);
-      double a = acc[0];
-      for (int64_t k = 0; k < m; ++k) a += double(v[k]);
-      acc[0] = a;
+      for (int64_t b = 0; b < m; b += kFoldBlock)
+        fold_block(DoubleSum{}, acc[0], v + b, std::min(kFoldBlock, m - b), 0);
     }
     return;
   }

@@ -2,7 +2,8 @@
 // Softmax/LogSoftmax. Each sees its input as (outer, reduced, inner) and runs in parallel
 // (OpenMP) over outer x blocks of inner, so the last axis and a middle axis are both fast; a
 // reduction to a handful of outputs is split over chunks of the reduced extent instead.
-// Float sums accumulate in double, integer ones in int64.
+// Float sums accumulate in double, integer ones in int64; a contiguous row folds into its
+// result in independent lanes (fold_block.h).
 #include <omp.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "runtime/cpu/dispatch.h"
+#include "runtime/cpu/fold_block.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/row_counter.h"
@@ -36,14 +38,21 @@ std::vector<int64_t> odometer_offsets(const Shape& dims, const Shape& strides) {
 }
 
 // The input as (outer, R, inner): output element k = o * inner + i reduces
-// x[base(o) + off(j) + i] over j < R. Adjacent reduced axes need no tables.
+// x[base(o) + off(j) + i] over j < R. Adjacent reduced axes need no tables. Scattered ones
+// ending at the last axis (inner = 1, as a channel sum over [0, 2, 3] does) reduce runs of `run`
+// contiguous elements: the table holds one offset per run.
 struct Layout {
-  int64_t outer = 1, R = 1, inner = 1;
+  int64_t outer = 1, R = 1, inner = 1, run = 1;
   bool contiguous = true;
   std::vector<int64_t> obase, roff;  // used when !contiguous
 
   int64_t base(int64_t o) const { return contiguous ? o * R * inner : obase[size_t(o)]; }
-  int64_t off(int64_t j) const { return contiguous ? j * inner : roff[size_t(j)]; }
+  int64_t off(int64_t j) const {
+    if (contiguous) return j * inner;
+    return run == 1 ? roff[size_t(j)] : roff[size_t(j / run)] + j % run;
+  }
+  /// The end of the contiguous stretch of reduced elements holding j (inner = 1 only).
+  int64_t run_end(int64_t j) const { return contiguous ? R : (j / run + 1) * run; }
   int64_t outputs() const { return outer * inner; }
 };
 
@@ -74,7 +83,10 @@ Layout make_layout(const KernelContext& ctx, const Shape& dims, std::vector<int6
   Shape strides(size_t(last + 1));
   for (int64_t d = last, stride = L.inner; d >= 0; stride *= dims[size_t(d)], --d)
     strides[size_t(d)] = stride;
-  for (int64_t d = 0; d <= last; ++d) {
+  int64_t run_from = last + 1;  // the reduced axes [run_from, rank) form the runs
+  if (last == rank - 1)
+    for (size_t i = axes.size(); i-- > 0 && axes[i] == run_from - 1;) L.run *= dims[size_t(--run_from)];
+  for (int64_t d = 0; d < run_from; ++d) {
     const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
     (reduced ? red_dims : kept_dims).push_back(dims[size_t(d)]);
     (reduced ? red_strides : kept_strides).push_back(strides[size_t(d)]);
@@ -82,7 +94,7 @@ Layout make_layout(const KernelContext& ctx, const Shape& dims, std::vector<int6
   L.obase = odometer_offsets(kept_dims, kept_strides);
   L.roff = odometer_offsets(red_dims, red_strides);
   L.outer = int64_t(L.obase.size());
-  L.R = int64_t(L.roff.size());
+  L.R = int64_t(L.roff.size()) * L.run;
   return L;
 }
 
@@ -111,6 +123,18 @@ void for_each_block(const Layout& L, F&& body) {
 template <typename T>
 using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
+// Folds x_o[off(j)] for j in [j0, j1) into acc (inner = 1): from j0, blocks of up to kFoldBlock
+// contiguous elements (FusedReduce's blocks where the axes are adjacent), each through fold_block.
+template <typename T, typename Op>
+void fold_rows(const Layout& L, const T* x_o, int64_t j0, int64_t j1, const Op& op, typename Op::Acc& acc,
+               int64_t k) {
+  for (int64_t j = j0; j < j1;) {
+    const int64_t n = std::min({kFoldBlock, j1 - j, L.run_end(j) - j});
+    fold_block(op, acc, x_o + L.off(j), n, k);
+    j += n;
+  }
+}
+
 template <typename T, typename Out, typename Op>
 void reduce_split(const Layout& L, const T* x, Out* y, const Op& op, int64_t chunks) {
   using Acc = typename Op::Acc;
@@ -120,11 +144,16 @@ void reduce_split(const Layout& L, const T* x, Out* y, const Op& op, int64_t chu
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t j0 = L.R * c / chunks, j1 = L.R * (c + 1) / chunks;
     Acc* acc = part.data() + c * nout;
-    for (int64_t o = 0; o < L.outer; ++o)
+    for (int64_t o = 0; o < L.outer; ++o) {
+      if (L.inner == 1) {
+        fold_rows(L, x + L.base(o), j0, j1, op, acc[o], o);
+        continue;
+      }
       for (int64_t j = j0; j < j1; ++j) {
         const T* p = x + L.base(o) + L.off(j);
         for (int64_t i = 0; i < L.inner; ++i) op.step(acc[o * L.inner + i], p[i], o * L.inner + i);
       }
+    }
   }
   for (int64_t k = 0; k < nout; ++k) {
     Acc a = part[size_t(k)];
@@ -142,10 +171,7 @@ void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
     const int64_t k0 = o * L.inner + i0;
     if (L.inner == 1) {
       Acc a = op.init();
-      if (L.contiguous)
-        for (int64_t j = 0; j < L.R; ++j) op.step(a, xb[j], k0);
-      else
-        for (int64_t j = 0; j < L.R; ++j) op.step(a, xb[L.roff[size_t(j)]], k0);
+      fold_rows(L, xb, 0, L.R, op, a, k0);
       y[k0] = Out(op.finish(a, L.R, k0));
       return;
     }
