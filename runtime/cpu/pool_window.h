@@ -48,11 +48,12 @@ struct PoolWindow {
 
 /// Whether MaxPool (and MaxPoolGrad, which must pick the same tap) takes tap value `v` over the
 /// window's best so far: when it is greater or NaN, as torch's max_pool does (a NaN is the
-/// window's maximum, the last NaN in row-major order wins). Branch-free, so loops vectorize.
+/// window's maximum, the last NaN in row-major order wins). Branch-free (`|`, not `||`), so loops
+/// vectorize.
 template <typename T>
 bool max_pool_takes(T v, T best) {
   if constexpr (std::is_floating_point_v<T>)
-    return v > best || v != v;
+    return (v > best) | (v != v);
   else
     return v > best;
 }

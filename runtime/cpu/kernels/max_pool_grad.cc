@@ -4,6 +4,8 @@
 // the input, the usual pooling, a vectorized one); everything else walks pool_loop's windows, so
 // the geometry is always MaxPool's.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 
 #include "runtime/cpu/channels_first.h"
 #include "runtime/cpu/kernel.h"
@@ -21,6 +23,13 @@ bool dense_2d_windows(const PoolGeometry& g) {
   for (int i = 1; i < 3; ++i)
     if (g.d[i] != 1 || g.pb[i] != 0 || (g.out[i] - 1) * g.s[i] + g.k[i] > g.in[i]) return false;
   return true;
+}
+
+// g where `taken`, else +0: a bit mask, so that the stores stay unconditional (GCC turned
+// `taken ? g : 0.f` into branches around the stores, which kept the loop below scalar and
+// mispredicting: 4.9 ms -> 0.38 ms for a [64,32,28,28] input on one thread).
+inline float keep_if(float g, bool taken) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(g) & -uint32_t(taken));
 }
 
 // 2x2/2 windows tiling the plane (tiles_2x2): each dx element belongs to one window, so dx is
@@ -43,10 +52,10 @@ void max_pool_grad_2x2(const PoolGeometry& g, const float* x, const float* dy, f
       const bool gc = max_pool_takes(c, mb);
       const float mc = gc ? c : mb;
       const bool gd = max_pool_takes(d, mc);
-      d1[2 * ow + 1] = gd ? g1 : 0.f;
-      d1[2 * ow] = !gd && gc ? g1 : 0.f;
-      d0[2 * ow + 1] = !gd && !gc && gb ? g1 : 0.f;
-      d0[2 * ow] = !gd && !gc && !gb ? g1 : 0.f;
+      d1[2 * ow + 1] = keep_if(g1, gd);
+      d1[2 * ow] = keep_if(g1, !gd & gc);
+      d0[2 * ow + 1] = keep_if(g1, !gd & !gc & gb);
+      d0[2 * ow] = keep_if(g1, !gd & !gc & !gb);
     }
   }
 }
