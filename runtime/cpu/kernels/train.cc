@@ -13,6 +13,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -87,84 +88,99 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
   }
 }
 
+namespace {
+
+// One BatchNormGrad, f32 operands in channels-first layout.
+struct BatchNormGradArgs {
+  const float *dy, *x, *scale, *y;  // y: the folded Relu's result, or null
+  float *dx, *dscale, *dbias;
+  ChannelDims dims;
+  double eps;
+};
+
 // With m = N * inner values per channel, xhat = (x - mean) * invstd:
 //   dbias = sum dy, dscale = sum dy * xhat, dx = scale * invstd * (dy - dbias / m - xhat * dscale / m).
 // One pass gathers, per channel and in double, the moments of x shifted by its first value (as the
 // forward's Moments) and the sums of dy and dy * (x - shift); a second writes
-// dx = a * dy + b * (x - mean) + c. A folded ReluGrad (activation "relu", input 3 the Relu's
-// result y) first writes the channel's masked dy into a scratch buffer that stays in cache: a
-// mask inside the loops below, which also widen to double, keeps them from vectorizing (GCC
-// leaves the select a branch) and made the kernel 3 to 4 times slower.
+// dx = a * dy + b * (x - mean) + c. A folded ReluGrad (y given) first writes the channel's masked
+// dy into `masked` (N * spatial values), which stays in cache: a mask inside the loops below,
+// which also widen to double, keeps them from vectorizing (GCC leaves the select a branch) and
+// made the kernel 3 to 4 times slower. Cloned for AVX2/AVX-512 (the double sums run 4 or 8
+// wide); throws nothing (a DLC_SIMD_CLONES function must not).
+DLC_SIMD_CLONES void batch_norm_grad_channel(const BatchNormGradArgs& a, int64_t c, float* masked) {
+  const ChannelDims& l = a.dims;
+  // Row b of the channel's gradient: dy's, or its masked copy.
+  const auto grad_row = [&](int64_t b) {
+    return a.y ? masked + b * l.spatial : a.dy + (b * l.c + c) * l.spatial;
+  };
+  if (a.y)
+    for (int64_t b = 0; b < l.n; ++b) {
+      const int64_t base = (b * l.c + c) * l.spatial;
+      float* g = masked + b * l.spatial;
+#pragma omp simd
+      for (int64_t i = 0; i < l.spatial; ++i) g[i] = relu_grad_value(a.dy[base + i], a.y[base + i]);
+    }
+  Moments mo;
+  mo.shift = double(a.x[c * l.spatial]);
+  mo.count = l.n * l.spatial;
+  double sdy = 0, sdy_x = 0;  // sums of dy and dy * (x - mo.shift)
+  for (int64_t b = 0; b < l.n; ++b) {
+    const float* xb = a.x + (b * l.c + c) * l.spatial;
+    const float* g = grad_row(b);
+    const double shift = mo.shift;
+    double s = 0, ss = 0, sd = 0, sdx = 0;
+#pragma omp simd simdlen(8) reduction(+ : s, ss, sd, sdx)
+    for (int64_t i = 0; i < l.spatial; ++i) {
+      const double d = double(xb[i]) - shift, gi = double(g[i]);
+      s += d;
+      ss += d * d;
+      sd += gi;
+      sdx += gi * d;
+    }
+    mo.sum += s;
+    mo.sum_sq += ss;
+    sdy += sd;
+    sdy_x += sdx;
+  }
+  const double m = double(l.n * l.spatial);
+  const double mean = mo.mean(), invstd = 1.0 / std::sqrt(mo.variance() + a.eps);
+  const double sdy_xhat = (sdy_x - (mean - mo.shift) * sdy) * invstd;
+  a.dbias[c] = float(sdy);
+  a.dscale[c] = float(sdy_xhat);
+  const double k = double(a.scale[c]) * invstd;
+  const float fa = float(k), fb = float(-k * invstd * sdy_xhat / m), fc = float(-k * sdy / m),
+              fmean = float(mean);
+  for (int64_t b = 0; b < l.n; ++b) {
+    const int64_t base = (b * l.c + c) * l.spatial;
+    const float* g = grad_row(b);
+#pragma omp simd
+    for (int64_t i = 0; i < l.spatial; ++i) a.dx[base + i] = fa * g[i] + fb * (a.x[base + i] - fmean) + fc;
+  }
+}
+
+}  // namespace
+
 void kernel_BatchNormGrad(KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_BatchNormGrad)) return;
   if (run_widened(ctx, kernel_BatchNormGrad)) return;  // mixed precision's half dy, x (and y)
   require_f32(ctx);
-  const float* dy = ctx.inputs[0].as<float>();
-  const float* x = ctx.inputs[1].as<float>();
-  const float* scale = ctx.inputs[2].as<float>();
-  const float* y = relu_epilogue(ctx) ? ctx.inputs[3].as<float>() : nullptr;
-  const double eps = ctx.attrs.f("epsilon", 1e-5);
-  const ChannelDims l = channel_dims(ctx.inputs[1].dims);
-  const double m = double(l.n * l.spatial);
-  float *dx = ctx.outputs[0].as<float>(), *dscale = ctx.outputs[1].as<float>(),
-        *dbias = ctx.outputs[2].as<float>();
+  const BatchNormGradArgs a{
+      ctx.inputs[0].as<float>(),   ctx.inputs[1].as<float>(),
+      ctx.inputs[2].as<float>(),   relu_epilogue(ctx) ? ctx.inputs[3].as<float>() : nullptr,
+      ctx.outputs[0].as<float>(),  ctx.outputs[1].as<float>(),
+      ctx.outputs[2].as<float>(),  channel_dims(ctx.inputs[1].dims),
+      ctx.attrs.f("epsilon", 1e-5)};
+  const ChannelDims& l = a.dims;
   if (l.n * l.spatial == 0) {
-    std::fill_n(dscale, l.c, 0.f);
-    std::fill_n(dbias, l.c, 0.f);
+    std::fill_n(a.dscale, l.c, 0.f);
+    std::fill_n(a.dbias, l.c, 0.f);
     return;
   }
 #pragma omp parallel if (l.n * l.c * l.spatial > 32768)
   {
-    std::vector<float> masked(y ? size_t(l.n * l.spatial) : 0);
+    std::vector<float> masked(a.y ? size_t(l.n * l.spatial) : 0);
 #pragma omp for schedule(static)
-    for (int64_t c = 0; c < l.c; ++c) {
-      // Row b of the channel's gradient: dy's, or its masked copy.
-      const auto grad_row = [&](int64_t b) {
-        return y ? masked.data() + b * l.spatial : dy + (b * l.c + c) * l.spatial;
-      };
-      if (y)
-        for (int64_t b = 0; b < l.n; ++b) {
-          const int64_t base = (b * l.c + c) * l.spatial;
-          float* g = masked.data() + b * l.spatial;
-#pragma omp simd
-          for (int64_t i = 0; i < l.spatial; ++i) g[i] = relu_grad_value(dy[base + i], y[base + i]);
-        }
-      Moments mo;
-      mo.shift = double(x[c * l.spatial]);
-      mo.count = l.n * l.spatial;
-      double sdy = 0, sdy_x = 0;  // sums of dy and dy * (x - mo.shift)
-      for (int64_t b = 0; b < l.n; ++b) {
-        const float* xb = x + (b * l.c + c) * l.spatial;
-        const float* g = grad_row(b);
-        const double shift = mo.shift;
-        double s = 0, ss = 0, sd = 0, sdx = 0;
-#pragma omp simd simdlen(8) reduction(+ : s, ss, sd, sdx)
-        for (int64_t i = 0; i < l.spatial; ++i) {
-          const double d = double(xb[i]) - shift, gi = double(g[i]);
-          s += d;
-          ss += d * d;
-          sd += gi;
-          sdx += gi * d;
-        }
-        mo.sum += s;
-        mo.sum_sq += ss;
-        sdy += sd;
-        sdy_x += sdx;
-      }
-      const double mean = mo.mean(), invstd = 1.0 / std::sqrt(mo.variance() + eps);
-      const double sdy_xhat = (sdy_x - (mean - mo.shift) * sdy) * invstd;
-      dbias[c] = float(sdy);
-      dscale[c] = float(sdy_xhat);
-      const double a = double(scale[c]) * invstd;
-      const float fa = float(a), fb = float(-a * invstd * sdy_xhat / m), fc = float(-a * sdy / m),
-                  fmean = float(mean);
-      for (int64_t b = 0; b < l.n; ++b) {
-        const int64_t base = (b * l.c + c) * l.spatial;
-        const float* g = grad_row(b);
-#pragma omp simd
-        for (int64_t i = 0; i < l.spatial; ++i) dx[base + i] = fa * g[i] + fb * (x[base + i] - fmean) + fc;
-      }
-    }
+    for (int64_t c = 0; c < l.c; ++c) batch_norm_grad_channel(a, c, masked.data());
   }
 }
 
