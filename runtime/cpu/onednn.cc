@@ -54,6 +54,12 @@ dnnl::memory::desc any_format(const dnnl::memory::desc& d) {
   return dnnl::memory::desc(d.dims(), d.data_type(), dnnl::memory::format_tag::any);
 }
 
+dnnl::memory::desc channel_blocked16(const dnnl::memory::desc& d) {
+  using tag = dnnl::memory::format_tag;
+  const tag t = d.dims().size() == 3 ? tag::nCw16c : d.dims().size() == 4 ? tag::nChw16c : tag::nCdhw16c;
+  return dnnl::memory::desc(d.dims(), d.data_type(), t);
+}
+
 Arg::Arg(const dnnl::memory::desc& user, const dnnl::memory::desc& want)
     : user_(user, engine(), DNNL_MEMORY_NONE), reordered_(user != want) {
   if (!reordered_) return;

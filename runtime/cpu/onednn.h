@@ -29,6 +29,9 @@ dnnl::memory::desc plain_desc(const Shape& dims, DType t);
 dnnl::memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t);
 /// `d`'s dims and type with the memory format left to the primitive (format_tag::any).
 dnnl::memory::desc any_format(const dnnl::memory::desc& d);
+/// `d`'s dims and type in oneDNN's 16-channel blocked format (nCw16c, nChw16c, nCdhw16c); `d` has
+/// 3 to 5 dims.
+dnnl::memory::desc channel_blocked16(const dnnl::memory::desc& d);
 
 /// The step's cached state of type S: built by `build()` on first use, kept in ctx.state when the
 /// step has a slot, else in `local` for this call only.

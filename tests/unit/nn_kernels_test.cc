@@ -22,9 +22,10 @@ void expect_near_all(const std::vector<float>& got, const std::vector<float>& wa
     EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::abs(want[i])) << "at " << i;
 }
 
-TEST(NnKernels, Conv2dStridePadsGroups) {
-  const int64_t N = 2, C = 4, H = 7, W = 6, M = 6, G = 2, KH = 3, KW = 2, S = 2;
-  const int64_t pt = 1, pl = 0, pb = 2, pr = 1;
+// Conv of x [N, C, H, W] by M filters of KH x KW in G groups, stride S, pads (top, left, bottom,
+// right) against the direct sum in double.
+void check_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t G, int64_t KH, int64_t KW,
+                  int64_t S, int64_t pt, int64_t pl, int64_t pb, int64_t pr) {
   const int64_t OH = (H + pt + pb - KH) / S + 1, OW = (W + pl + pr - KW) / S + 1;
   auto x = random_values(N * C * H * W, 1), w = random_values(M * (C / G) * KH * KW, 2),
        b = random_values(M, 3);
@@ -65,6 +66,13 @@ TEST(NnKernels, Conv2dStridePadsGroups) {
     expect_near_all(y, want);
   }
   EXPECT_NE(state, nullptr);
+}
+
+TEST(NnKernels, Conv2dStridePadsGroups) {
+  check_conv2d(2, 4, 7, 6, 6, 2, 3, 2, 2, 1, 0, 2, 1);  // few channels: the plain input
+  // Channel counts that fill 16-channel blocks: the blocked format (conv.cc), grouped or not.
+  check_conv2d(2, 32, 9, 8, 16, 1, 3, 3, 1, 1, 1, 1, 1);
+  check_conv2d(2, 32, 6, 7, 32, 2, 1, 1, 2, 0, 0, 0, 0);
 }
 
 TEST(NnKernels, MatMulBatchBroadcast) {
