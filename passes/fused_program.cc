@@ -22,7 +22,7 @@ ir::Node* replace_fused_node(ir::Graph& g, ir::Node* n, const std::vector<ir::Va
     types.push_back(v->type);
   }
   Attrs attrs = n->attrs;
-  attrs.set("program", p.body());
+  attrs.set("program", p.deduplicated().body());
   g.set_insertion_point(n);
   ir::Node* node = g.add_node_typed(n->op, operands, std::move(attrs), names, types, n->name);
   g.clear_insertion_point();

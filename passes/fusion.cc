@@ -222,6 +222,7 @@ class Fuser {
       }
     }
     if (emitted.empty()) return false;
+    p = p.deduplicated();
     p.validate();
 
     std::vector<std::string> temp_names;

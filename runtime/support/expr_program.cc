@@ -4,7 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+#include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <tuple>
 
 #include "dlc/error.h"
 
@@ -184,6 +188,26 @@ void ExprProgram::validate() const {
       throw Error(fmt::format("expression program: output '{}' has dtype {} (f32, f16, bf16, bool)", o.name,
                               dtype_name(o.dtype)));
   }
+}
+
+ExprProgram ExprProgram::deduplicated() const {
+  ExprProgram p(dims);
+  p.inputs = inputs;
+  std::vector<int> moved(instrs.size());  // old value -> new value
+  std::map<std::tuple<ExprOp, std::vector<int>, int, uint64_t, DType>, int> first;
+  for (size_t k = 0; k < instrs.size(); ++k) {
+    ExprInstr in = instrs[k];
+    for (int& a : in.args) a = moved[size_t(a)];
+    const auto key = std::make_tuple(in.op, in.args, in.input, std::bit_cast<uint64_t>(in.value), in.to);
+    const auto [it, fresh] = first.emplace(key, int(p.instrs.size()));
+    if (fresh) p.instrs.push_back(std::move(in));
+    moved[k] = it->second;
+  }
+  for (ExprOutput o : outputs) {
+    o.value = moved[size_t(o.value)];
+    p.outputs.push_back(std::move(o));
+  }
+  return p;
 }
 
 std::string ExprProgram::str() const {

@@ -345,6 +345,12 @@ TEST(Fusion, LaterKernelRecomputesIntermediatesFromSmallerOperands) {
     if (n->op == OpKind::FusedElementwise && first_results == 0) first_results = n->outputs.size();
   EXPECT_EQ(recomputed, 2) << ir::print_graph(g);
   EXPECT_EQ(first_results, 1u) << "the first kernel stores only the MatMul's operand\n" << ir::print_graph(g);
+  // Both recomputed values need x + b: the later kernel computes it once.
+  for (const ir::Node* n : g.nodes())
+    if (n->op == OpKind::FusedElementwise) {
+      const ExprProgram p = passes::program_of(*n);
+      EXPECT_EQ(p.deduplicated().instrs.size(), p.instrs.size()) << p.str();
+    }
 }
 
 // Greedy grouping puts the Mul with the group of its first operand; the group of its second
@@ -377,6 +383,31 @@ TEST(Fusion, RebuiltNodeKeepsItsName) {
   ir::verify(g);
   EXPECT_EQ(g.num_nodes(), 1u);
   EXPECT_EQ(n->name, name);
+}
+
+// deduplicated() keeps one copy of each instruction and remaps operands and outputs; constants
+// differing only in sign (0 and -0) and casts to different types stay apart.
+TEST(Fusion, ProgramDeduplicationKeepsOneCopyOfEachInstruction) {
+  ExprProgram p({4});
+  const int x = p.input("x", DType::F32, {4}), x2 = p.op(ExprOp::Input, {});
+  p.instrs[size_t(x2)].input = 0;  // a second load of input 0
+  const int c = p.constant(2.0), c2 = p.constant(2.0), zero = p.constant(0.0), minus_zero = p.constant(-0.0);
+  const int d1 = p.op(ExprOp::Div, {x, c}), d2 = p.op(ExprOp::Div, {x2, c2});
+  const int e1 = p.op(ExprOp::Erf, {d1}), e2 = p.op(ExprOp::Erf, {d2});
+  const int h = p.cast(e1, DType::F16), b = p.cast(e2, DType::BF16);
+  p.output("sum", p.op(ExprOp::Add, {p.op(ExprOp::Add, {e1, e2}), p.op(ExprOp::Add, {zero, minus_zero})}),
+           DType::F32);
+  p.output("h", h, DType::F16);
+  p.output("b", b, DType::BF16);
+  p.validate();
+  const ExprProgram q = p.deduplicated();
+  q.validate();
+  EXPECT_EQ(q.body(),
+            "%0 = input 0; %1 = constant 2; %2 = constant 0; %3 = constant -0; %4 = Div %0, %1; %5 = Erf %4; "
+            "%6 = Cast %5 to f16; %7 = Cast %5 to bf16; %8 = Add %5, %5; %9 = Add %2, %3; %10 = Add %8, %9; "
+            "output %10 f32; output %6 f16; output %7 bf16");
+  EXPECT_EQ(q.inputs.size(), 1u);
+  EXPECT_EQ(q.deduplicated().body(), q.body());
 }
 
 TEST(Fusion, ProgramAttributeFormRoundTripsAndRejectsBadText) {

@@ -153,6 +153,10 @@ struct ExprProgram {
   std::string str() const;
   /// The attribute form: instructions and output dtypes, "; "-separated (see the file comment).
   std::string body() const;
+  /// The same program with each distinct instruction (op, operands, input, constant, cast type)
+  /// computed once: a producer inlined twice into its reader leaves two copies of its
+  /// instructions. Every instruction is pure, so the outputs keep their bits.
+  ExprProgram deduplicated() const;
 };
 
 /// Rebuilds a program from its attribute form and the operands of its node or step: `inputs`
