@@ -35,14 +35,17 @@ onednn::PrimitiveState build(const KernelContext& ctx, bool transposed, dnnl::al
         engine());
   };
   PrimDesc pd = make(any_format(x_user), any_format(y_user));
-  const auto jit = [](const PrimDesc& d) { return std::string_view(d.impl_info_str()).rfind("jit", 0) == 0; };
+  // Whether oneDNN implements `d` with a kernel whose name starts with `prefix` ("jit:", "jit_1x1:", …).
+  const auto impl_is = [](const PrimDesc& d, std::string_view prefix) {
+    return std::string_view(d.impl_info_str()).rfind(prefix, 0) == 0;
+  };
   // With fewer input channels per group than a 16-channel block, oneDNN's direct JIT kernels
   // read the plain input faster than the blocked or NHWC kernels that `any` picks run after
   // reordering it (the parity CNN's 1- and 8-channel convolutions); keep `any` where only gemm
   // or a reference kernel takes the plain input.
   if (!transposed && x.dims[1] / p.group < 16) {
     PrimDesc plain = make(x_user, any_format(y_user));
-    if (jit(plain)) pd = plain;
+    if (impl_is(plain, "jit:")) pd = plain;
   } else if (!transposed && x.dims[1] % 16 == 0 && y.dims[1] % 16 == 0) {
     // Where both channel counts fill 16-channel blocks, the JIT kernels on the blocked format
     // against the NHWC brgconv that `any` picks (oneDNN 2.6, AVX-512, 2 threads, reorders from and
@@ -50,7 +53,7 @@ onednn::PrimitiveState build(const KernelContext& ctx, bool transposed, dnnl::al
     // way (the main job's 32 -> 64 channels 4-12% faster), 1x1 ones 1.25-1.7x faster (NHWC's
     // reorders cost up to twice the blocked ones); ResNet-50's forward at batch 8, 475 -> 397 ms.
     PrimDesc blocked = make(channel_blocked16(x_user), channel_blocked16(y_user));
-    if (jit(blocked)) pd = blocked;
+    if (impl_is(blocked, "jit")) pd = blocked;
   }
   st.prim = Prim(pd);
   st.args[DNNL_ARG_SRC] = Arg(x_user, pd.src_desc());
