@@ -10,8 +10,8 @@
 //
 // The f64 overloads are the libm functions: only f32 has a fast path. The f32 exp and erf of the
 // elementwise ops (Exp, Erf, Sigmoid) and of the fused programs' interpreter both come from here,
-// so a fused chain keeps the bits of the unfused ops; Softmax and Attention use simd_exp too. The
-// softmax cross-entropy loss and its gradient keep libm's f64 exp.
+// so a fused chain keeps the bits of the unfused ops. Softmax, LogSoftmax, the softmax
+// cross-entropy loss and its gradient (softmax.h) and Attention use simd_exp too.
 #pragma once
 
 #include <bit>

@@ -1,8 +1,10 @@
-// Norm-family CPU kernels: the Philox4x32-10 known answers (Random123's KAT vectors) and
-// hand-computed LayerNormalization and SoftmaxCrossEntropyLoss results.
+// Norm-family CPU kernels: the Philox4x32-10 known answers (Random123's KAT vectors),
+// hand-computed LayerNormalization and SoftmaxCrossEntropyLoss results, and the loss and its
+// gradient against the Softmax and LogSoftmax kernels they share their softmax with.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "runtime/cpu/kernel.h"
@@ -84,6 +86,73 @@ TEST(NormKernels, SoftmaxCrossEntropyByHand) {
   EXPECT_NEAR(log_prob[3], std::log(1.0 / 8), 1e-6);
   EXPECT_NEAR(log_prob[4], std::log(2.0 / 8), 1e-6);
   EXPECT_NEAR(log_prob[5], std::log(5.0 / 8), 1e-6);
+}
+
+// The loss's log-probabilities are LogSoftmax's over axis 1, bit for bit, and its gradient is
+// g * (Softmax - one_hot(label)) with g = 1 / (labels counted), 0 where the label is ignored:
+// logits [N, C] (rows) and [N, C, D] (a class axis in the middle).
+TEST(NormKernels, SoftmaxCrossEntropyAndItsGradientUseTheSoftmaxKernels) {
+  for (const Shape& dims : {Shape{6, 10}, Shape{4, 7, 3}}) {
+    const int64_t n = dims[0], c = dims[1], d = dims.size() == 3 ? dims[2] : 1, positions = n * d;
+    std::vector<float> x = test::random_values(n * c * d, 11);
+    for (float& v : x) v *= 8;
+    std::vector<int64_t> label(static_cast<size_t>(positions));
+    for (int64_t p = 0; p < positions; ++p) label[size_t(p)] = p == 1 ? -100 : (p * 3) % c;
+    const Shape label_dims = d == 1 ? Shape{n} : Shape{n, d};
+    Attrs attrs;
+    attrs.set("reduction", std::string("mean"));
+    attrs.set("ignore_index", int64_t(-100));
+    float loss = 0, dloss = 1;
+    std::vector<float> log_prob(x.size()), want_log_prob(x.size()), prob(x.size()), dx(x.size());
+    KernelContext sce =
+        test::kernel_context(attrs, {view(x, dims), view(DType::I64, label_dims, label.data())},
+                             {view(DType::F32, {}, &loss), view(log_prob, dims)}, "SoftmaxCrossEntropyLoss");
+    kernel_SoftmaxCrossEntropyLoss(sce);
+    Attrs axis1;
+    axis1.set("axis", int64_t(1));
+    KernelContext log_softmax = test::kernel_context(axis1, {view(x, dims)}, {view(want_log_prob, dims)});
+    kernel_LogSoftmax(log_softmax);
+    KernelContext softmax = test::kernel_context(axis1, {view(x, dims)}, {view(prob, dims)});
+    kernel_Softmax(softmax);
+    KernelContext grad = test::kernel_context(
+        attrs, {view(DType::F32, {}, &dloss), view(x, dims), view(DType::I64, label_dims, label.data())},
+        {view(dx, dims)}, "SoftmaxCrossEntropyGrad");
+    kernel_SoftmaxCrossEntropyGrad(grad);
+    double want_loss = 0;
+    const float g = 1.f / float(positions - 1);
+    for (int64_t p = 0; p < positions; ++p) {
+      const int64_t t = label[size_t(p)];
+      for (int64_t k = 0; k < c; ++k) {
+        const size_t e = size_t(((p / d) * c + k) * d + p % d);
+        EXPECT_EQ(log_prob[e], want_log_prob[e]) << shape_str(dims) << " " << e;
+        EXPECT_EQ(dx[e], t == -100 ? 0.f : g * (prob[e] - (k == t ? 1.f : 0.f)))
+            << shape_str(dims) << " " << e;
+        if (k == t) want_loss -= double(log_prob[e]);
+      }
+    }
+    EXPECT_NEAR(loss, want_loss / double(positions - 1), 1e-6) << shape_str(dims);
+  }
+}
+
+// A label outside [0, C) that is not the ignored one is an error of the gradient too.
+TEST(NormKernels, SoftmaxCrossEntropyGradRefusesALabelOutsideTheClasses) {
+  std::vector<float> x(6), dx(6);
+  std::vector<int64_t> label = {0, 3};
+  float dloss = 1;
+  Attrs attrs;
+  KernelContext grad = test::kernel_context(
+      attrs, {view(DType::F32, {}, &dloss), view(x, {2, 3}), view(DType::I64, {2}, label.data())},
+      {view(dx, {2, 3})}, "SoftmaxCrossEntropyGrad");
+  EXPECT_THROW(
+      {
+        try {
+          kernel_SoftmaxCrossEntropyGrad(grad);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("label 3 is outside [0, 3)"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // double), Philox dropout, and the NLL / softmax cross-entropy losses.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "runtime/cpu/broadcast.h"
@@ -15,6 +14,7 @@
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/philox.h"
 #include "runtime/cpu/simd_math.h"
+#include "runtime/cpu/softmax.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -225,37 +225,13 @@ void nll_loss(KernelContext& ctx, const T* logp) {
     ctx.fail("unknown reduction '{}'", reduction);
 }
 
-// log_softmax over axis 1 of x [N, C, D] into lp (same layout).
-template <typename T>
-void log_softmax_axis1(const T* x, T* lp, int64_t N, int64_t C, int64_t D) {
-#pragma omp parallel if (N * C * D > 32768)
-  {
-    std::vector<double> mx(static_cast<size_t>(D)), sum(static_cast<size_t>(D));  // per thread, not per row
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < N; ++n) {
-      const T* xn = x + n * C * D;
-      T* ln = lp + n * C * D;
-      std::fill(mx.begin(), mx.end(), -std::numeric_limits<double>::infinity());
-      std::fill(sum.begin(), sum.end(), 0.0);
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t d = 0; d < D; ++d) mx[size_t(d)] = std::max(mx[size_t(d)], double(xn[c * D + d]));
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t d = 0; d < D; ++d) sum[size_t(d)] += std::exp(double(xn[c * D + d]) - mx[size_t(d)]);
-      for (int64_t d = 0; d < D; ++d) sum[size_t(d)] = mx[size_t(d)] + std::log(sum[size_t(d)]);
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t d = 0; d < D; ++d) ln[c * D + d] = T(double(xn[c * D + d]) - sum[size_t(d)]);
-    }
-  }
-}
-
 template <typename T>
 void softmax_cross_entropy(KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const ChannelDims dims = channel_dims(in.dims);
-  const int64_t N = dims.n, C = dims.c, D = dims.spatial;
   std::vector<T> scratch(ctx.has_output(1) ? 0 : size_t(in.numel()));
   T* lp = ctx.has_output(1) ? ctx.outputs[1].as<T>() : scratch.data();
-  log_softmax_axis1(in.as<T>(), lp, N, C, D);
+  softmax_along<true>(in.as<T>(), lp, dims.n, dims.c, dims.spatial);  // LogSoftmax over axis 1
   nll_loss<T>(ctx, lp);
 }
 

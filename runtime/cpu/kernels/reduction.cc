@@ -17,7 +17,7 @@
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/row_counter.h"
-#include "runtime/cpu/simd_math.h"
+#include "runtime/cpu/softmax.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -305,57 +305,12 @@ void arg_extremum(KernelContext& ctx) {
 
 // ---- Softmax / LogSoftmax over one axis, max-subtracted.
 
-// One contiguous row of R values: the max, exp(x - max) and its sum in double, in the order of
-// the blocked loops below (so both give the same bits).
-template <bool Log, typename T>
-DLC_SIMD_CLONES void softmax_row(const T* __restrict x, T* __restrict y, int64_t R) {
-  T m = -std::numeric_limits<T>::infinity();
-  for (int64_t j = 0; j < R; ++j) m = std::max(m, x[j]);
-#pragma omp simd
-  for (int64_t j = 0; j < R; ++j) y[j] = simd_exp(x[j] - m);  // LogSoftmax overwrites it below
-  double s = 0;
-  for (int64_t j = 0; j < R; ++j) s += double(y[j]);
-  s = Log ? double(m) + std::log(s) : 1.0 / s;
-#pragma omp simd
-  for (int64_t j = 0; j < R; ++j) y[j] = Log ? T(double(x[j]) - s) : T(double(y[j]) * s);
-}
-
 template <bool Log>
 void softmax(KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* x = ctx.inputs[0].as<T>();
-    T* y = ctx.outputs[0].as<T>();
-    if (L.inner == 1) {  // contiguous rows (the last axis): the same sums, a row at a time
-      parallel_chunks(L.outer, kReduceParallelWork / std::max<int64_t>(L.R, 1), [&](int64_t r0, int64_t r1) {
-        for (int64_t o = r0; o < r1; ++o) softmax_row<Log>(x + o * L.R, y + o * L.R, L.R);
-      });
-      return;
-    }
-    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
-      const int64_t b = L.base(o) + i0;
-      const T* xb = x + b;
-      T* yb = y + b;
-      T m[kBlock];
-      double s[kBlock];
-      std::fill_n(m, n, -std::numeric_limits<T>::infinity());
-      std::fill_n(s, n, 0.0);
-      for (int64_t j = 0; j < L.R; ++j)
-        for (int64_t i = 0; i < n; ++i) m[i] = std::max(m[i], xb[j * L.inner + i]);
-      for (int64_t j = 0; j < L.R; ++j)
-        for (int64_t i = 0; i < n; ++i) {
-          T e = simd_exp(xb[j * L.inner + i] - m[i]);
-          if constexpr (!Log) yb[j * L.inner + i] = e;
-          s[i] += double(e);
-        }
-      for (int64_t i = 0; i < n; ++i) s[i] = Log ? double(m[i]) + std::log(s[i]) : 1.0 / s[i];
-      for (int64_t j = 0; j < L.R; ++j)
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t e = j * L.inner + i;
-          yb[e] = Log ? T(double(xb[e]) - s[i]) : T(double(yb[e]) * s[i]);
-        }
-    });
+    softmax_along<Log>(ctx.inputs[0].as<T>(), ctx.outputs[0].as<T>(), L.outer, L.R, L.inner);
   });
 }
 

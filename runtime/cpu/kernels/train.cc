@@ -14,6 +14,7 @@
 #include "runtime/cpu/moments.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_math.h"
+#include "runtime/cpu/softmax.h"
 #include "runtime/cpu/widen.h"
 
 namespace dlc::cpu {
@@ -56,36 +57,26 @@ void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
   };
   const int64_t positions = l.n * l.spatial;
   int64_t counted = 0;
-  for (int64_t i = 0; i < positions; ++i) counted += label_at(i) != ignore;
+  for (int64_t i = 0; i < positions; ++i) {
+    const int64_t label = label_at(i);
+    if (label == ignore) continue;
+    if (label < 0 || label >= l.c) ctx.fail("label {} is outside [0, {})", label, l.c);
+    ++counted;
+  }
   const float* dloss = ctx.inputs[0].as<float>();
   const float scale = reduction == "mean" ? (counted ? 1.f / float(counted) : 0.f) : 1.f;
-  const float* x = scores.as<float>();
   float* dx = ctx.outputs[0].as<float>();
-#pragma omp parallel if (positions * l.c > 65536)
-  {
-    std::vector<double> exps(size_t(l.c));  // per thread: each exp computed once
-#pragma omp for schedule(static)
-    for (int64_t p = 0; p < positions; ++p) {
-      const int64_t b = p / l.spatial, s = p % l.spatial;
-      const float* xp = x + b * l.c * l.spatial + s;
-      float* dp = dx + b * l.c * l.spatial + s;
+  softmax_along<false>(scores.as<float>(), dx, l.n, l.c, l.spatial);  // Softmax over axis 1 (the loss's)
+  // dx = g * (softmax - one_hot(label)), and 0 at ignored positions.
+  parallel_chunks(positions, 65536 / std::max<int64_t>(l.c, 1), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      float* dp = dx + (p / l.spatial) * l.c * l.spatial + p % l.spatial;
       const int64_t label = label_at(p);
-      if (label == ignore) {
-        for (int64_t c = 0; c < l.c; ++c) dp[c * l.spatial] = 0.f;
-        continue;
-      }
-      if (label < 0 || label >= l.c) ctx.fail("label {} is outside [0, {})", label, l.c);
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t c = 0; c < l.c; ++c) mx = std::max(mx, xp[c * l.spatial]);
-      double sum = 0;
-      for (int64_t c = 0; c < l.c; ++c) sum += exps[size_t(c)] = std::exp(double(xp[c * l.spatial] - mx));
       const float g = (reduction == "none" ? dloss[p] : dloss[0]) * scale;
-      for (int64_t c = 0; c < l.c; ++c) {
-        const float prob = float(exps[size_t(c)] / sum);
-        dp[c * l.spatial] = g * (prob - (c == label ? 1.f : 0.f));
-      }
+      for (int64_t c = 0; c < l.c; ++c)
+        dp[c * l.spatial] = label == ignore ? 0.f : g * (dp[c * l.spatial] - (c == label ? 1.f : 0.f));
     }
-  }
+  });
 }
 
 namespace {

@@ -1,0 +1,79 @@
+// Softmax along an axis (softmax.h): a contiguous row at a time when the axis is the last one,
+// else blocks of up to 64 inner positions, each with its own max and sum.
+#include "runtime/cpu/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_math.h"
+
+namespace dlc::cpu {
+
+namespace {
+
+constexpr int64_t kBlock = 64;  // inner positions per task
+
+// One contiguous row of R values: the max, exp(x - max) and its sum in double, in the order of
+// the blocked loops below (so both give the same bits).
+template <bool Log, typename T>
+DLC_SIMD_CLONES void softmax_row(const T* __restrict x, T* __restrict y, int64_t R) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < R; ++j) m = std::max(m, x[j]);
+#pragma omp simd
+  for (int64_t j = 0; j < R; ++j) y[j] = simd_exp(x[j] - m);  // LogSoftmax overwrites it below
+  double s = 0;
+  for (int64_t j = 0; j < R; ++j) s += double(y[j]);
+  s = Log ? double(m) + std::log(s) : 1.0 / s;
+#pragma omp simd
+  for (int64_t j = 0; j < R; ++j) y[j] = Log ? T(double(x[j]) - s) : T(double(y[j]) * s);
+}
+
+// Inner positions [i0, i0 + n) of outer index o, n <= kBlock.
+template <bool Log, typename T>
+void softmax_block(const T* xb, T* yb, int64_t R, int64_t inner, int64_t n) {
+  T m[kBlock];
+  double s[kBlock];
+  std::fill_n(m, n, -std::numeric_limits<T>::infinity());
+  std::fill_n(s, n, 0.0);
+  for (int64_t j = 0; j < R; ++j)
+    for (int64_t i = 0; i < n; ++i) m[i] = std::max(m[i], xb[j * inner + i]);
+  for (int64_t j = 0; j < R; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      T e = simd_exp(xb[j * inner + i] - m[i]);
+      if constexpr (!Log) yb[j * inner + i] = e;
+      s[i] += double(e);
+    }
+  for (int64_t i = 0; i < n; ++i) s[i] = Log ? double(m[i]) + std::log(s[i]) : 1.0 / s[i];
+  for (int64_t j = 0; j < R; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t e = j * inner + i;
+      yb[e] = Log ? T(double(xb[e]) - s[i]) : T(double(yb[e]) * s[i]);
+    }
+}
+
+}  // namespace
+
+template <bool Log, typename T>
+void softmax_along(const T* x, T* y, int64_t outer, int64_t R, int64_t inner) {
+  if (inner == 1) {  // contiguous rows (the last axis): the same sums, a row at a time
+    parallel_chunks(outer, kReduceParallelWork / std::max<int64_t>(R, 1), [&](int64_t r0, int64_t r1) {
+      for (int64_t o = r0; o < r1; ++o) softmax_row<Log>(x + o * R, y + o * R, R);
+    });
+    return;
+  }
+  const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
+#pragma omp parallel for schedule(static) if (tasks > 1 && outer * R * inner > kReduceParallelWork)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, b = o * R * inner + i0;
+    softmax_block<Log>(x + b, y + b, R, inner, std::min(kBlock, inner - i0));
+  }
+}
+
+template void softmax_along<false, float>(const float*, float*, int64_t, int64_t, int64_t);
+template void softmax_along<true, float>(const float*, float*, int64_t, int64_t, int64_t);
+template void softmax_along<false, double>(const double*, double*, int64_t, int64_t, int64_t);
+template void softmax_along<true, double>(const double*, double*, int64_t, int64_t, int64_t);
+
+}  // namespace dlc::cpu
