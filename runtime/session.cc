@@ -36,6 +36,9 @@ struct PreparedStep {
   Attrs attrs;
   std::vector<int32_t> inputs, outputs;
   std::unique_ptr<cpu::KernelState> state;
+  // The kernel's context, built once (the arena's views do not move): a run then allocates
+  // nothing, where building it per run copied every view's dims (a dozen allocations a step).
+  std::unique_ptr<cpu::KernelContext> ctx;
 };
 
 class CpuSession final : public Session {
@@ -70,6 +73,11 @@ class CpuSession final : public Session {
       ps.outputs.assign(s.outputs().begin(), s.outputs().end());
       steps_.push_back(std::move(ps));
     }
+    for (PreparedStep& s : steps_) {  // steps_ no longer grows: the references stay valid
+      s.ctx.reset(new cpu::KernelContext{s.attrs, {}, {}, &s.state, s.name, s.kernel});
+      for (int32_t i : s.inputs) s.ctx->inputs.push_back(i < 0 ? cpu::TensorView{} : views_[size_t(i)]);
+      for (int32_t i : s.outputs) s.ctx->outputs.push_back(i < 0 ? cpu::TensorView{} : views_[size_t(i)]);
+    }
     auto bind = [&](const auto& bindings, std::vector<Signature>& sigs) {
       for (const plan::Binding& b : bindings) {
         sigs.push_back({b.name(), plan::buffer_type(st.buffers(b.buffer()))});
@@ -101,15 +109,12 @@ class CpuSession final : public Session {
     using Clock = std::chrono::steady_clock;
     if (profile_) profile_->add_run();
     for (PreparedStep& s : steps_) {
-      cpu::KernelContext ctx{s.attrs, {}, {}, &s.state, s.name, s.kernel};
-      for (int32_t i : s.inputs) ctx.inputs.push_back(i < 0 ? cpu::TensorView{} : views_[i]);
-      for (int32_t i : s.outputs) ctx.outputs.push_back(i < 0 ? cpu::TensorView{} : views_[i]);
       if (!profile_) {
-        s.fn(ctx);
+        s.fn(*s.ctx);
         continue;
       }
       const Clock::time_point t0 = Clock::now();
-      s.fn(ctx);
+      s.fn(*s.ctx);
       profile_->add(profile_->key(s.kernel, s.name),
                     std::chrono::duration<double>(Clock::now() - t0).count());
     }
