@@ -9,7 +9,7 @@
 
 namespace dlc::cpu {
 
-bool run_channels_first(KernelContext& ctx, KernelFn kernel) {
+bool run_channels_first(const KernelContext& ctx, KernelFn kernel) {
   if (!is_channels_last(ctx.attrs)) return false;
   Attrs attrs = ctx.attrs;
   attrs.erase("channels_last");

@@ -10,6 +10,6 @@ namespace dlc::cpu {
 
 /// When `ctx`'s attributes ask for channels-last operands, runs `kernel` on channels-first copies
 /// (the attribute dropped) and returns true; otherwise does nothing and returns false.
-bool run_channels_first(KernelContext& ctx, KernelFn kernel);
+bool run_channels_first(const KernelContext& ctx, KernelFn kernel);
 
 }  // namespace dlc::cpu

@@ -1,6 +1,7 @@
 // The CPU kernel interface: a kernel reads its input views and attributes and writes its
 // (preallocated) outputs. Kernels are listed in cpu/kernels.def and written per op family in
-// cpu/kernels/<family>.cc.
+// cpu/kernels/<family>.cc. A kernel gets its context const: the CPU session builds each step's
+// once and passes the same one to every run (what a kernel keeps between runs goes in `state`).
 #pragma once
 
 #include <fmt/format.h>
@@ -24,7 +25,9 @@ struct TensorView {
   int64_t rank() const { return int64_t(dims.size()); }
   size_t bytes() const { return size_t(numel()) * dtype_size(dtype); }
   template <typename T>
-  T* as() const { return static_cast<T*>(data); }
+  T* as() const {
+    return static_cast<T*>(data);
+  }
 };
 
 /// Per-step cache a kernel may keep between runs (e.g. a oneDNN primitive).
@@ -51,12 +54,12 @@ struct KernelContext {
   }
 };
 
-using KernelFn = void (*)(KernelContext&);
+using KernelFn = void (*)(const KernelContext&);
 
 /// The kernel registered under `name`, or nullptr.
 KernelFn find_kernel(std::string_view name);
 
-#define DLC_CPU_KERNEL(name) void kernel_##name(KernelContext& ctx);
+#define DLC_CPU_KERNEL(name) void kernel_##name(const KernelContext& ctx);
 #include "runtime/cpu/kernels.def"
 #undef DLC_CPU_KERNEL
 

@@ -36,7 +36,7 @@ dnnl::memory::desc channel_blocked16(const dnnl::memory::desc& d);
 /// The step's cached state of type S: built by `build()` on first use, kept in ctx.state when the
 /// step has a slot, else in `local` for this call only.
 template <typename S, typename Build>
-S& cached_state(KernelContext& ctx, std::unique_ptr<KernelState>& local, Build&& build) {
+S& cached_state(const KernelContext& ctx, std::unique_ptr<KernelState>& local, Build&& build) {
   std::unique_ptr<KernelState>& slot = ctx.state ? *ctx.state : local;
   if (!slot || !dynamic_cast<S*>(slot.get())) slot = std::make_unique<S>(build());
   return static_cast<S&>(*slot);

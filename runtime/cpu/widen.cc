@@ -58,7 +58,7 @@ TensorView f32_view(const TensorView& view, Scratch& storage) {
 
 }  // namespace
 
-bool run_widened(KernelContext& ctx, KernelFn f32_kernel) {
+bool run_widened(const KernelContext& ctx, KernelFn f32_kernel) {
   bool any = false;
   for (const TensorView& v : ctx.inputs) any = any || (v.data && is_half(v.dtype));
   for (const TensorView& v : ctx.outputs) any = any || (v.data && is_half(v.dtype));

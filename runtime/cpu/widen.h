@@ -11,6 +11,6 @@ namespace dlc::cpu {
 
 /// When an input or output of `ctx` is f16 or bf16, runs `f32_kernel` on f32 copies and returns
 /// true; otherwise does nothing and returns false. Every half operand must share one dtype.
-bool run_widened(KernelContext& ctx, KernelFn f32_kernel);
+bool run_widened(const KernelContext& ctx, KernelFn f32_kernel);
 
 }  // namespace dlc::cpu

@@ -50,7 +50,7 @@ void axpy(T a, const T* x, T* y, int64_t n) {
 }
 
 template <typename T>
-void attention(KernelContext& ctx) {
+void attention(const KernelContext& ctx) {
   const AttentionDims d = attention_dims(ctx, 0);
   const T *q = ctx.inputs[0].as<T>(), *k = ctx.inputs[1].as<T>(), *v = ctx.inputs[2].as<T>();
   T* o = ctx.outputs[0].as<T>();
@@ -76,7 +76,7 @@ void attention(KernelContext& ctx) {
 }
 
 template <typename T>
-void attention_grad(KernelContext& ctx) {
+void attention_grad(const KernelContext& ctx) {
   const AttentionDims d = attention_dims(ctx, 1);
   const T *dout = ctx.inputs[0].as<T>(), *q = ctx.inputs[1].as<T>(), *k = ctx.inputs[2].as<T>(),
           *v = ctx.inputs[3].as<T>(), *o = ctx.inputs[4].as<T>();
@@ -112,12 +112,12 @@ void attention_grad(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_Attention(KernelContext& ctx) {
+void kernel_Attention(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_Attention)) return;
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { attention<typename decltype(tag)::type>(ctx); });
 }
 
-void kernel_AttentionGrad(KernelContext& ctx) {
+void kernel_AttentionGrad(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_AttentionGrad)) return;
   dispatch_float(ctx.inputs[1].dtype, ctx,
                  [&](auto tag) { attention_grad<typename decltype(tag)::type>(ctx); });

@@ -10,7 +10,7 @@
 
 namespace dlc::cpu {
 
-void kernel_AveragePoolGrad(KernelContext& ctx) {
+void kernel_AveragePoolGrad(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_AveragePoolGrad)) return;
   if (run_widened(ctx, kernel_AveragePoolGrad)) return;
   const PoolGeometry g = pool_geometry(ctx, ctx.outputs[0].dims, ctx.inputs[0].dims);

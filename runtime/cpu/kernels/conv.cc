@@ -64,7 +64,7 @@ onednn::PrimitiveState build(const KernelContext& ctx, bool transposed, dnnl::al
 }
 
 template <typename Desc, typename PrimDesc, typename Prim>
-void run_conv(KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
+void run_conv(const KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
   if (ctx.inputs[0].dtype != DType::F32)
     ctx.fail("dtype {} is not supported", dtype_name(ctx.inputs[0].dtype));
   if (ctx.outputs[0].numel() == 0) return;
@@ -87,14 +87,14 @@ void run_conv(KernelContext& ctx, bool transposed, dnnl::algorithm alg) {
 
 }  // namespace
 
-void kernel_Conv(KernelContext& ctx) {
+void kernel_Conv(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_Conv)) return;
   if (run_widened(ctx, kernel_Conv)) return;
   run_conv<dnnl::convolution_forward::desc, dnnl::convolution_forward::primitive_desc,
            dnnl::convolution_forward>(ctx, false, dnnl::algorithm::convolution_direct);
 }
 
-void kernel_ConvTranspose(KernelContext& ctx) {
+void kernel_ConvTranspose(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_ConvTranspose)) return;
   if (run_widened(ctx, kernel_ConvTranspose)) return;
   run_conv<dnnl::deconvolution_forward::desc, dnnl::deconvolution_forward::primitive_desc,

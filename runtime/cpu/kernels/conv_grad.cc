@@ -37,7 +37,7 @@ onednn::PrimitiveState build_conv_grad_filter(const KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_ConvGradFilter(KernelContext& ctx) {
+void kernel_ConvGradFilter(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_ConvGradFilter)) return;
   if (run_widened(ctx, kernel_ConvGradFilter)) return;
   if (ctx.inputs[1].dtype != DType::F32)

@@ -86,7 +86,7 @@ void einsum_loop(const KernelContext& ctx, const EinsumPlan& p) {
 
 }  // namespace
 
-void kernel_Einsum(KernelContext& ctx) {
+void kernel_Einsum(const KernelContext& ctx) {
   const EinsumPlan p = plan_einsum(ctx);
   if (num_elements(p.out_sizes) != ctx.outputs[0].numel())
     ctx.fail("equation '{}' does not give the output {}", ctx.attrs.s("equation"),

@@ -51,7 +51,7 @@ void map_unary(const TensorView& in, const TensorView& out, F&& f) {
 
 // A unary op on floating-point tensors; f is a generic lambda over the compute type.
 template <typename F>
-void unary_float(KernelContext& ctx, F&& f) {
+void unary_float(const KernelContext& ctx, F&& f) {
   dispatch_float_ext(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
@@ -61,7 +61,7 @@ void unary_float(KernelContext& ctx, F&& f) {
 
 // A unary op on any numeric tensor.
 template <typename F>
-void unary_numeric(KernelContext& ctx, F&& f) {
+void unary_numeric(const KernelContext& ctx, F&& f) {
   dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
@@ -94,7 +94,7 @@ void map_binary(const TensorView& a, const TensorView& b, const TensorView& out,
 
 // A binary op on two tensors of one numeric dtype; f is a generic lambda over the compute type.
 template <typename F>
-void binary_numeric(KernelContext& ctx, F&& f) {
+void binary_numeric(const KernelContext& ctx, F&& f) {
   dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
@@ -104,7 +104,7 @@ void binary_numeric(KernelContext& ctx, F&& f) {
 }
 
 template <typename F>
-void compare(KernelContext& ctx, F&& f) {
+void compare(const KernelContext& ctx, F&& f) {
   auto t = ctx.inputs[0].dtype;
   if (t == DType::Bool) t = DType::U8;
   dispatch_arith(t, ctx, [&](auto tag) {
@@ -115,7 +115,7 @@ void compare(KernelContext& ctx, F&& f) {
 }
 
 template <typename F>
-void logical(KernelContext& ctx, F&& f) {
+void logical(const KernelContext& ctx, F&& f) {
   map_binary<uint8_t, uint8_t, uint8_t>(
       ctx.inputs[0], ctx.inputs[1], ctx.outputs[0],
       [&](uint8_t a, uint8_t b) { return uint8_t(f(a != 0, b != 0) ? 1 : 0); });
@@ -123,7 +123,7 @@ void logical(KernelContext& ctx, F&& f) {
 
 // Integer division and remainder fault on a zero divisor: reject it before the parallel loop.
 template <typename T>
-void check_nonzero_divisor(KernelContext& ctx, const TensorView& b) {
+void check_nonzero_divisor(const KernelContext& ctx, const TensorView& b) {
   if constexpr (std::is_integral_v<T>) {
     const T* p = b.as<T>();
     for (int64_t i = 0, n = b.numel(); i < n; ++i)
@@ -242,7 +242,7 @@ typename CastElem<To>::storage narrow(W w) {
 
 // ---- unary ops
 
-void kernel_Abs(KernelContext& ctx) {
+void kernel_Abs(const KernelContext& ctx) {
   unary_numeric(ctx, [](auto v) {
     using T = decltype(v);
     if constexpr (std::is_floating_point_v<T>)
@@ -254,11 +254,11 @@ void kernel_Abs(KernelContext& ctx) {
   });
 }
 
-void kernel_Neg(KernelContext& ctx) {
+void kernel_Neg(const KernelContext& ctx) {
   unary_numeric(ctx, [](auto v) { return -v; });
 }
 
-void kernel_Sign(KernelContext& ctx) {
+void kernel_Sign(const KernelContext& ctx) {
   unary_numeric(ctx, [](auto v) {
     using T = decltype(v);
     if constexpr (std::is_unsigned_v<T>)
@@ -268,17 +268,17 @@ void kernel_Sign(KernelContext& ctx) {
   });
 }
 
-void kernel_Relu(KernelContext& ctx) {
+void kernel_Relu(const KernelContext& ctx) {
   // NaN and -0 pass through as in torch.relu (one max instruction: NaN < 0 is false).
   unary_numeric(ctx, [](auto v) { return v < decltype(v)(0) ? decltype(v)(0) : v; });
 }
 
-void kernel_Not(KernelContext& ctx) {
+void kernel_Not(const KernelContext& ctx) {
   map_unary<uint8_t>(ctx.inputs[0], ctx.outputs[0], [](uint8_t v) { return uint8_t(v == 0 ? 1 : 0); });
 }
 
 #define DLC_FLOAT_UNARY(op, expr)                  \
-  void kernel_##op(KernelContext& ctx) {           \
+  void kernel_##op(const KernelContext& ctx) {     \
     unary_float(ctx, [](auto x) { return expr; }); \
   }
 DLC_FLOAT_UNARY(Acos, std::acos(x))
@@ -318,15 +318,15 @@ T softplus(T x) {
 
 }  // namespace
 
-void kernel_Softplus(KernelContext& ctx) {
+void kernel_Softplus(const KernelContext& ctx) {
   unary_float(ctx, [](auto x) { return softplus(x); });
 }
 
-void kernel_Mish(KernelContext& ctx) {
+void kernel_Mish(const KernelContext& ctx) {
   unary_float(ctx, [](auto x) { return x * std::tanh(softplus(x)); });
 }
 
-void kernel_Celu(KernelContext& ctx) {
+void kernel_Celu(const KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 1.0);
   unary_float(ctx, [alpha](auto x) {
     using T = decltype(x);
@@ -335,7 +335,7 @@ void kernel_Celu(KernelContext& ctx) {
   });
 }
 
-void kernel_Elu(KernelContext& ctx) {
+void kernel_Elu(const KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 1.0);
   unary_float(ctx, [alpha](auto x) {
     using T = decltype(x);
@@ -343,7 +343,7 @@ void kernel_Elu(KernelContext& ctx) {
   });
 }
 
-void kernel_Selu(KernelContext& ctx) {
+void kernel_Selu(const KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 1.67326319217681884765625);
   const double gamma = ctx.attrs.f("gamma", 1.05070102214813232421875);
   unary_float(ctx, [alpha, gamma](auto x) {
@@ -352,7 +352,7 @@ void kernel_Selu(KernelContext& ctx) {
   });
 }
 
-void kernel_HardSigmoid(KernelContext& ctx) {
+void kernel_HardSigmoid(const KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 0.2), beta = ctx.attrs.f("beta", 0.5);
   unary_float(ctx, [alpha, beta](auto x) {
     using T = decltype(x);
@@ -360,7 +360,7 @@ void kernel_HardSigmoid(KernelContext& ctx) {
   });
 }
 
-void kernel_LeakyRelu(KernelContext& ctx) {
+void kernel_LeakyRelu(const KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 0.01);
   unary_float(ctx, [alpha](auto x) {
     using T = decltype(x);
@@ -368,7 +368,7 @@ void kernel_LeakyRelu(KernelContext& ctx) {
   });
 }
 
-void kernel_ThresholdedRelu(KernelContext& ctx) {
+void kernel_ThresholdedRelu(const KernelContext& ctx) {
   const double alpha = ctx.attrs.f("alpha", 1.0);
   unary_float(ctx, [alpha](auto x) {
     using T = decltype(x);
@@ -378,7 +378,7 @@ void kernel_ThresholdedRelu(KernelContext& ctx) {
 
 // ---- Cast and Clip
 
-void kernel_Cast(KernelContext& ctx) {
+void kernel_Cast(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   dispatch_all(in.dtype, [&](auto from_tag) {
@@ -392,7 +392,7 @@ void kernel_Cast(KernelContext& ctx) {
   });
 }
 
-void kernel_Clip(KernelContext& ctx) {
+void kernel_Clip(const KernelContext& ctx) {
   dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
@@ -407,19 +407,19 @@ void kernel_Clip(KernelContext& ctx) {
 
 // ---- binary arithmetic
 
-void kernel_Add(KernelContext& ctx) {
+void kernel_Add(const KernelContext& ctx) {
   binary_numeric(ctx, [](auto a, auto b) { return a + b; });
 }
 
-void kernel_Sub(KernelContext& ctx) {
+void kernel_Sub(const KernelContext& ctx) {
   binary_numeric(ctx, [](auto a, auto b) { return a - b; });
 }
 
-void kernel_Mul(KernelContext& ctx) {
+void kernel_Mul(const KernelContext& ctx) {
   binary_numeric(ctx, [](auto a, auto b) { return a * b; });
 }
 
-void kernel_Div(KernelContext& ctx) {
+void kernel_Div(const KernelContext& ctx) {
   dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     check_nonzero_divisor<T>(ctx, ctx.inputs[1]);
@@ -427,7 +427,7 @@ void kernel_Div(KernelContext& ctx) {
   binary_numeric(ctx, [](auto a, auto b) { return divide(a, b); });
 }
 
-void kernel_Mod(KernelContext& ctx) {
+void kernel_Mod(const KernelContext& ctx) {
   const bool c_fmod = ctx.attrs.i("fmod", 0) != 0;
   dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -437,7 +437,7 @@ void kernel_Mod(KernelContext& ctx) {
 }
 
 // The exponent may have another dtype than the base; the result has the base's.
-void kernel_Pow(KernelContext& ctx) {
+void kernel_Pow(const KernelContext& ctx) {
   dispatch_arith(ctx.inputs[0].dtype, ctx, [&](auto base_tag) {
     using A = typename decltype(base_tag)::type;
     using CA = Compute<A>;
@@ -459,53 +459,53 @@ void kernel_Pow(KernelContext& ctx) {
   });
 }
 
-void kernel_Max(KernelContext& ctx) {
+void kernel_Max(const KernelContext& ctx) {
   binary_numeric(ctx, [](auto a, auto b) { return max_value(a, b); });
 }
 
-void kernel_Min(KernelContext& ctx) {
+void kernel_Min(const KernelContext& ctx) {
   binary_numeric(ctx, [](auto a, auto b) { return min_value(a, b); });
 }
 
-void kernel_PRelu(KernelContext& ctx) {
+void kernel_PRelu(const KernelContext& ctx) {
   binary_numeric(ctx, [](auto x, auto slope) { return x < decltype(x)(0) ? slope * x : x; });
 }
 
 // ---- logic and comparisons
 
-void kernel_And(KernelContext& ctx) {
+void kernel_And(const KernelContext& ctx) {
   logical(ctx, [](bool a, bool b) { return a && b; });
 }
 
-void kernel_Or(KernelContext& ctx) {
+void kernel_Or(const KernelContext& ctx) {
   logical(ctx, [](bool a, bool b) { return a || b; });
 }
 
-void kernel_Xor(KernelContext& ctx) {
+void kernel_Xor(const KernelContext& ctx) {
   logical(ctx, [](bool a, bool b) { return a != b; });
 }
 
-void kernel_Equal(KernelContext& ctx) {
+void kernel_Equal(const KernelContext& ctx) {
   compare(ctx, [](auto a, auto b) { return a == b; });
 }
 
-void kernel_Greater(KernelContext& ctx) {
+void kernel_Greater(const KernelContext& ctx) {
   compare(ctx, [](auto a, auto b) { return a > b; });
 }
 
-void kernel_GreaterOrEqual(KernelContext& ctx) {
+void kernel_GreaterOrEqual(const KernelContext& ctx) {
   compare(ctx, [](auto a, auto b) { return a >= b; });
 }
 
-void kernel_Less(KernelContext& ctx) {
+void kernel_Less(const KernelContext& ctx) {
   compare(ctx, [](auto a, auto b) { return a < b; });
 }
 
-void kernel_LessOrEqual(KernelContext& ctx) {
+void kernel_LessOrEqual(const KernelContext& ctx) {
   compare(ctx, [](auto a, auto b) { return a <= b; });
 }
 
-void kernel_Where(KernelContext& ctx) {
+void kernel_Where(const KernelContext& ctx) {
   const TensorView& c = ctx.inputs[0];
   const TensorView& x = ctx.inputs[1];
   const TensorView& y = ctx.inputs[2];

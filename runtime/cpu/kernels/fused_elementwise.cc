@@ -488,7 +488,7 @@ void run_reduce(const KernelContext& ctx, const ReduceState& st, float* y) {
 
 }  // namespace
 
-void kernel_FusedReduce(KernelContext& ctx) {
+void kernel_FusedReduce(const KernelContext& ctx) {
   ReduceState* state = ctx.state ? dynamic_cast<ReduceState*>(ctx.state->get()) : nullptr;
   ReduceState local;
   if (!state) {
@@ -502,7 +502,7 @@ void kernel_FusedReduce(KernelContext& ctx) {
   run_reduce(ctx, *state, ctx.outputs[0].as<float>());
 }
 
-void kernel_FusedElementwise(KernelContext& ctx) {
+void kernel_FusedElementwise(const KernelContext& ctx) {
   FusedState* state = ctx.state ? dynamic_cast<FusedState*>(ctx.state->get()) : nullptr;
   FusedState local;
   if (!state) {

@@ -15,7 +15,7 @@ namespace dlc::cpu {
 namespace {
 
 template <typename T>
-void gather_elements_grad(KernelContext& ctx) {
+void gather_elements_grad(const KernelContext& ctx) {
   // A half type through float, f32 and f64 as themselves.
   using Wide = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
   const TensorView& dy = ctx.inputs[0];
@@ -36,7 +36,7 @@ void gather_elements_grad(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_GatherElementsGrad(KernelContext& ctx) {
+void kernel_GatherElementsGrad(const KernelContext& ctx) {
   dispatch_float_ext(ctx.inputs[0].dtype, ctx,
                      [&](auto tag) { gather_elements_grad<typename decltype(tag)::type>(ctx); });
 }

@@ -14,7 +14,7 @@ namespace dlc::cpu {
 namespace {
 
 template <typename T>
-void gather_grad(KernelContext& ctx) {
+void gather_grad(const KernelContext& ctx) {
   const TensorView& dyv = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   int64_t axis = ctx.attrs.i("axis", 0);
@@ -64,7 +64,7 @@ void gather_grad(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_GatherGrad(KernelContext& ctx) {
+void kernel_GatherGrad(const KernelContext& ctx) {
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { gather_grad<typename decltype(tag)::type>(ctx); });
 }
 

@@ -70,7 +70,7 @@ DLC_SIMD_CLONES void layer_norm_grad_rows(const T* dy, const T* x, const T* scal
 }
 
 template <typename T>
-void layer_norm_grad(KernelContext& ctx) {
+void layer_norm_grad(const KernelContext& ctx) {
   const int64_t D = ctx.inputs[2].numel();
   const int64_t rows = D ? ctx.inputs[1].numel() / D : 0;
   std::vector<double> mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
@@ -81,7 +81,7 @@ void layer_norm_grad(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_LayerNormGrad(KernelContext& ctx) {
+void kernel_LayerNormGrad(const KernelContext& ctx) {
   // Mixed precision's half dy of an f32 x: computed in f32.
   if (ctx.inputs[0].dtype != ctx.inputs[1].dtype && run_widened(ctx, kernel_LayerNormGrad)) return;
   dispatch_float(ctx.inputs[1].dtype, ctx,

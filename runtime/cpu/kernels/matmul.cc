@@ -157,7 +157,7 @@ onednn::PrimitiveState build_matmul(const MatmulGeometry& g, const Epilogue& e, 
 
 }  // namespace
 
-void kernel_MatMul(KernelContext& ctx) {
+void kernel_MatMul(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_MatMul)) return;
   const MatmulGeometry g = geometry(ctx);
   const Epilogue e = epilogue(ctx);

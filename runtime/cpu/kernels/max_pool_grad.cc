@@ -88,7 +88,7 @@ void max_pool_grad_dense_2d(const PoolGeometry& g, const float* x, const float* 
 
 }  // namespace
 
-void kernel_MaxPoolGrad(KernelContext& ctx) {
+void kernel_MaxPoolGrad(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_MaxPoolGrad)) return;
   if (run_widened(ctx, kernel_MaxPoolGrad)) return;
   const TensorView &dy = ctx.inputs[0], &x = ctx.inputs[1], &dx = ctx.outputs[0];

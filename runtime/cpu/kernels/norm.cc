@@ -44,7 +44,7 @@ DLC_SIMD_CLONES Moments channel_moments(const T* x, const ChannelDims& dims, int
 }
 
 template <typename T>
-void batch_norm(KernelContext& ctx) {
+void batch_norm(const KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const ChannelDims dims = channel_dims(xv.dims);
   const int64_t N = dims.n, C = dims.c, S = dims.spatial;
@@ -89,7 +89,7 @@ void batch_norm(KernelContext& ctx) {
 }
 
 template <typename T>
-void instance_norm(KernelContext& ctx) {
+void instance_norm(const KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const ChannelDims dims = channel_dims(xv.dims);
   const int64_t NC = dims.n * dims.c, C = dims.c, S = dims.spatial;
@@ -139,7 +139,7 @@ DLC_SIMD_CLONES void layer_norm_rows(const T* x, T* y, const double* scale, cons
 }
 
 template <typename T, typename U>
-void layer_norm(KernelContext& ctx) {
+void layer_norm(const KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const int64_t rank = xv.rank();
   int64_t axis = ctx.attrs.i("axis", -1);
@@ -163,7 +163,7 @@ int64_t integer_value(const KernelContext& ctx, const TensorView& v) {
 }
 
 template <typename T>
-void dropout(KernelContext& ctx) {
+void dropout(const KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const int64_t n = xv.numel();
   const T* x = xv.as<T>();
@@ -189,7 +189,7 @@ void dropout(KernelContext& ctx) {
 // Negative log-likelihood over log-probabilities `logp` [N, C, D] (D: the flattened d1, d2, …)
 // with the node's target, optional weight and reduction; writes ctx.outputs[0].
 template <typename T>
-void nll_loss(KernelContext& ctx, const T* logp) {
+void nll_loss(const KernelContext& ctx, const T* logp) {
   const TensorView& in = ctx.inputs[0];
   const ChannelDims dims = channel_dims(in.dims);
   const int64_t N = dims.n, C = dims.c, D = dims.spatial;
@@ -226,7 +226,7 @@ void nll_loss(KernelContext& ctx, const T* logp) {
 }
 
 template <typename T>
-void softmax_cross_entropy(KernelContext& ctx) {
+void softmax_cross_entropy(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const ChannelDims dims = channel_dims(in.dims);
   std::vector<T> scratch(ctx.has_output(1) ? 0 : size_t(in.numel()));
@@ -237,7 +237,7 @@ void softmax_cross_entropy(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_BatchNormalization(KernelContext& ctx) {
+void kernel_BatchNormalization(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_BatchNormalization)) return;
   // Mixed precision's half data with f32 parameters and statistics: computed in f32.
   if (is_half(ctx.inputs[0].dtype) && ctx.inputs[1].dtype == DType::F32 &&
@@ -246,12 +246,12 @@ void kernel_BatchNormalization(KernelContext& ctx) {
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { batch_norm<typename decltype(tag)::type>(ctx); });
 }
 
-void kernel_InstanceNormalization(KernelContext& ctx) {
+void kernel_InstanceNormalization(const KernelContext& ctx) {
   dispatch_float(ctx.inputs[0].dtype, ctx,
                  [&](auto tag) { instance_norm<typename decltype(tag)::type>(ctx); });
 }
 
-void kernel_LayerNormalization(KernelContext& ctx) {
+void kernel_LayerNormalization(const KernelContext& ctx) {
   // Mixed precision's half y of an f32 x: computed in f32, y rounded.
   if (ctx.outputs[0].dtype != ctx.inputs[0].dtype && run_widened(ctx, kernel_LayerNormalization)) return;
   const DType stats = ctx.has_output(1)   ? ctx.outputs[1].dtype
@@ -264,18 +264,18 @@ void kernel_LayerNormalization(KernelContext& ctx) {
   });
 }
 
-void kernel_Dropout(KernelContext& ctx) {
+void kernel_Dropout(const KernelContext& ctx) {
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) { dropout<typename decltype(tag)::type>(ctx); });
 }
 
-void kernel_NegativeLogLikelihoodLoss(KernelContext& ctx) {
+void kernel_NegativeLogLikelihoodLoss(const KernelContext& ctx) {
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     nll_loss<T>(ctx, ctx.inputs[0].as<T>());
   });
 }
 
-void kernel_SoftmaxCrossEntropyLoss(KernelContext& ctx) {
+void kernel_SoftmaxCrossEntropyLoss(const KernelContext& ctx) {
   dispatch_float(ctx.inputs[0].dtype, ctx,
                  [&](auto tag) { softmax_cross_entropy<typename decltype(tag)::type>(ctx); });
 }

@@ -215,7 +215,7 @@ void keep_states(const KernelContext& ctx, const MultiTensorLayout& layout,
 // The updates of a step with `tensors` tensors whose operand i and result j of tensor k are the
 // step's operand input_of(k, i) and result output_of(k, j) (the layout's indices).
 template <typename InputOf, typename OutputOf>
-void run_updates(KernelContext& ctx, const MultiTensorLayout& layout, int tensors, InputOf input_of,
+void run_updates(const KernelContext& ctx, const MultiTensorLayout& layout, int tensors, InputOf input_of,
                  OutputOf output_of) {
   const auto operand = [&](int k, int i) -> const TensorView* {
     const size_t index = size_t(input_of(k, i));
@@ -255,26 +255,26 @@ void run_updates(KernelContext& ctx, const MultiTensorLayout& layout, int tensor
     update_tensors<RmspropElementUpdate>(ctx, scalars[0], scalars[1], list);
 }
 
-void run_single(KernelContext& ctx, std::string_view op) {
+void run_single(const KernelContext& ctx, std::string_view op) {
   run_updates(
       ctx, *find_multi_tensor_layout(op), 1, [](int, int i) { return i; }, [](int, int j) { return j; });
 }
 
 // A 16-bit gradient of an f32 parameter (passes/optimizer_fusion.h folds its Cast) is widened
 // first: the update of the cast gradient, bit for bit. `self` is the op's kernel.
-void run_single_update(KernelContext& ctx, KernelFn self, std::string_view op) {
+void run_single_update(const KernelContext& ctx, KernelFn self, std::string_view op) {
   if (!(is_half(ctx.inputs[1].dtype) && run_widened(ctx, self))) run_single(ctx, op);
 }
 
 }  // namespace
 
-void kernel_SgdUpdate(KernelContext& ctx) { run_single_update(ctx, kernel_SgdUpdate, "SgdUpdate"); }
-void kernel_AdamUpdate(KernelContext& ctx) { run_single_update(ctx, kernel_AdamUpdate, "AdamUpdate"); }
-void kernel_RmspropUpdate(KernelContext& ctx) {
+void kernel_SgdUpdate(const KernelContext& ctx) { run_single_update(ctx, kernel_SgdUpdate, "SgdUpdate"); }
+void kernel_AdamUpdate(const KernelContext& ctx) { run_single_update(ctx, kernel_AdamUpdate, "AdamUpdate"); }
+void kernel_RmspropUpdate(const KernelContext& ctx) {
   run_single_update(ctx, kernel_RmspropUpdate, "RmspropUpdate");
 }
 
-void kernel_MultiTensorUpdate(KernelContext& ctx) {
+void kernel_MultiTensorUpdate(const KernelContext& ctx) {
   const std::string update = ctx.attrs.s("update", "");
   const MultiTensorLayout* layout = find_multi_tensor_layout(update);
   if (!layout) ctx.fail("update '{}' is not SgdUpdate, AdamUpdate or RmspropUpdate", update);

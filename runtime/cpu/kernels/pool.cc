@@ -78,7 +78,7 @@ bool has_nan(const TensorView& v) {
 }
 
 // oneDNN pooling for f32; returns false where oneDNN's semantics differ or it declines.
-bool try_onednn_pool(KernelContext& ctx, const PoolGeometry& g, dnnl::algorithm alg) {
+bool try_onednn_pool(const KernelContext& ctx, const PoolGeometry& g, dnnl::algorithm alg) {
   using namespace onednn;
   if (ctx.inputs[0].dtype != DType::F32) return false;
   dnnl::memory::dims strides, kernel, dilation, pad_l, pad_r;
@@ -120,7 +120,7 @@ bool try_onednn_pool(KernelContext& ctx, const PoolGeometry& g, dnnl::algorithm 
 
 }  // namespace
 
-void kernel_AveragePool(KernelContext& ctx) {
+void kernel_AveragePool(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_AveragePool)) return;
   if (run_widened(ctx, kernel_AveragePool)) return;
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);
@@ -135,7 +135,7 @@ void kernel_AveragePool(KernelContext& ctx) {
   });
 }
 
-void kernel_MaxPool(KernelContext& ctx) {
+void kernel_MaxPool(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_MaxPool)) return;
   if (run_widened(ctx, kernel_MaxPool)) return;  // mixed precision: half in, half out, f32 inside
   const PoolGeometry g = pool_geometry(ctx, ctx.inputs[0].dims, ctx.outputs[0].dims);

@@ -258,7 +258,7 @@ A mean(A sum, int64_t n) {
 
 // Runs the Reduce* op make(TypeTag<T>) over the kernel's input; float-only ops take f32/f64.
 template <bool FloatOnly, typename MakeOp>
-void reduce_kernel(KernelContext& ctx, MakeOp make) {
+void reduce_kernel(const KernelContext& ctx, MakeOp make) {
   const Layout L = make_layout(ctx, ctx.inputs[0].dims, ctx.attrs.ints("axes", {}));
   auto body = [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -273,7 +273,7 @@ void reduce_kernel(KernelContext& ctx, MakeOp make) {
 // ---- ArgMax / ArgMin
 
 template <bool Greater>
-void arg_extremum(KernelContext& ctx) {
+void arg_extremum(const KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
   if (L.R == 0) ctx.fail("cannot take the arg-extremum over an empty axis");
   const bool last = ctx.attrs.i("select_last_index", 0) != 0;
@@ -306,7 +306,7 @@ void arg_extremum(KernelContext& ctx) {
 // ---- Softmax / LogSoftmax over one axis, max-subtracted.
 
 template <bool Log>
-void softmax(KernelContext& ctx) {
+void softmax(const KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -315,7 +315,7 @@ void softmax(KernelContext& ctx) {
 }
 
 // dx = y * (dy - Σ dy·y) along the axis (inputs dy, y), the sum in double.
-void softmax_grad(KernelContext& ctx) {
+void softmax_grad(const KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -340,26 +340,26 @@ void softmax_grad(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_ReduceL1(KernelContext& ctx) {
+void kernel_ReduceL1(const KernelContext& ctx) {
   reduce_kernel<false>(ctx, [](auto tag) {
     return sum_of<typename decltype(tag)::type>([](auto a) { return a < 0 ? -a : a; }, kAsIs);
   });
 }
 
-void kernel_ReduceL2(KernelContext& ctx) {
+void kernel_ReduceL2(const KernelContext& ctx) {
   reduce_kernel<true>(ctx, [](auto tag) {
     return sum_of<typename decltype(tag)::type>([](auto a) { return a * a; },
                                                 [](auto a, int64_t) { return std::sqrt(a); });
   });
 }
 
-void kernel_ReduceLogSum(KernelContext& ctx) {
+void kernel_ReduceLogSum(const KernelContext& ctx) {
   reduce_kernel<true>(ctx, [](auto tag) {
     return sum_of<typename decltype(tag)::type>(kSame, [](auto a, int64_t) { return std::log(a); });
   });
 }
 
-void kernel_ReduceLogSumExp(KernelContext& ctx) {
+void kernel_ReduceLogSumExp(const KernelContext& ctx) {
   const Layout L = make_layout(ctx, ctx.inputs[0].dims, ctx.attrs.ints("axes", {}));
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -370,39 +370,39 @@ void kernel_ReduceLogSumExp(KernelContext& ctx) {
   });
 }
 
-void kernel_ReduceMax(KernelContext& ctx) {
+void kernel_ReduceMax(const KernelContext& ctx) {
   reduce_kernel<false>(ctx, [](auto tag) { return ExtremumOp<typename decltype(tag)::type, true>{}; });
 }
 
-void kernel_ReduceMean(KernelContext& ctx) {
+void kernel_ReduceMean(const KernelContext& ctx) {
   reduce_kernel<false>(ctx, [](auto tag) {
     return sum_of<typename decltype(tag)::type>(kSame, [](auto a, int64_t n) { return mean(a, n); });
   });
 }
 
-void kernel_ReduceMin(KernelContext& ctx) {
+void kernel_ReduceMin(const KernelContext& ctx) {
   reduce_kernel<false>(ctx, [](auto tag) { return ExtremumOp<typename decltype(tag)::type, false>{}; });
 }
 
-void kernel_ReduceProd(KernelContext& ctx) {
+void kernel_ReduceProd(const KernelContext& ctx) {
   reduce_kernel<false>(ctx, [](auto tag) { return ProdOp<typename decltype(tag)::type>{}; });
 }
 
-void kernel_ReduceSum(KernelContext& ctx) {
+void kernel_ReduceSum(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_ReduceSum)) return;
   reduce_kernel<false>(ctx, [](auto tag) { return sum_of<typename decltype(tag)::type>(kSame, kAsIs); });
 }
 
-void kernel_ReduceSumSquare(KernelContext& ctx) {
+void kernel_ReduceSumSquare(const KernelContext& ctx) {
   reduce_kernel<false>(ctx, [](auto tag) {
     return sum_of<typename decltype(tag)::type>([](auto a) { return a * a; }, kAsIs);
   });
 }
 
-void kernel_ArgMax(KernelContext& ctx) { arg_extremum<true>(ctx); }
-void kernel_ArgMin(KernelContext& ctx) { arg_extremum<false>(ctx); }
+void kernel_ArgMax(const KernelContext& ctx) { arg_extremum<true>(ctx); }
+void kernel_ArgMin(const KernelContext& ctx) { arg_extremum<false>(ctx); }
 
-void kernel_CumSum(KernelContext& ctx) {
+void kernel_CumSum(const KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
   const bool exclusive = ctx.attrs.i("exclusive", 0) != 0;
   const bool reverse = ctx.attrs.i("reverse", 0) != 0;
@@ -427,15 +427,15 @@ void kernel_CumSum(KernelContext& ctx) {
 }
 
 // Mixed precision runs a Softmax whose result feeds only half MatMuls in half (f32 inside).
-void kernel_Softmax(KernelContext& ctx) {
+void kernel_Softmax(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_Softmax)) return;
   softmax<false>(ctx);
 }
-void kernel_LogSoftmax(KernelContext& ctx) {
+void kernel_LogSoftmax(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_LogSoftmax)) return;
   softmax<true>(ctx);
 }
-void kernel_SoftmaxGrad(KernelContext& ctx) {
+void kernel_SoftmaxGrad(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_SoftmaxGrad)) return;
   softmax_grad(ctx);
 }

@@ -57,13 +57,13 @@ void concat_or_split(const KernelContext& ctx, const TensorView& whole, const st
 
 }  // namespace
 
-void kernel_Identity(KernelContext& ctx) {
+void kernel_Identity(const KernelContext& ctx) {
   std::memcpy(ctx.outputs[0].data, ctx.inputs[0].data, ctx.inputs[0].bytes());
 }
 
-void kernel_Reshape(KernelContext& ctx) { kernel_Identity(ctx); }
+void kernel_Reshape(const KernelContext& ctx) { kernel_Identity(ctx); }
 
-void kernel_Transpose(KernelContext& ctx) {
+void kernel_Transpose(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const int64_t rank = in.rank();
   Shape perm = ctx.attrs.ints("perm", {});
@@ -74,13 +74,13 @@ void kernel_Transpose(KernelContext& ctx) {
   transposed_copy(in.dtype, in.dims, in.data, perm, ctx.outputs[0].data);
 }
 
-void kernel_Expand(KernelContext& ctx) {
+void kernel_Expand(const KernelContext& ctx) {
   gather_into(ctx.outputs[0], ctx.inputs[0].data, broadcast_strides(ctx.inputs[0].dims, ctx.outputs[0].dims));
 }
 
 // Output axis d of size r_d·n_d is the pair (repeat, index): a copy over [r0,n0,r1,n1,…] with
 // stride 0 on the repeats.
-void kernel_Tile(KernelContext& ctx) {
+void kernel_Tile(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   const Shape strides = row_major_strides(in.dims);
@@ -93,7 +93,7 @@ void kernel_Tile(KernelContext& ctx) {
   strided_copy(out.dtype, dims, out.data, row_major_strides(dims), in.data, in_strides);
 }
 
-void kernel_Slice(KernelContext& ctx) {
+void kernel_Slice(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   if (out.numel() == 0) return;
@@ -102,19 +102,19 @@ void kernel_Slice(KernelContext& ctx) {
               view.strides);
 }
 
-void kernel_Concat(KernelContext& ctx) {
+void kernel_Concat(const KernelContext& ctx) {
   const TensorView& out = ctx.outputs[0];
   concat_or_split(ctx, out, ctx.inputs, norm_axis(ctx, ctx.attrs.i("axis"), out.rank()), true);
 }
 
-void kernel_Split(KernelContext& ctx) {
+void kernel_Split(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   concat_or_split(ctx, in, ctx.outputs, norm_axis(ctx, ctx.attrs.i("axis", 0), in.rank()), false);
 }
 
 // Each output axis gets a table of source indices (-1: the constant value); rows whose outer
 // indices are all in range read through the innermost table.
-void kernel_Pad(KernelContext& ctx) {
+void kernel_Pad(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   const int64_t rank = in.rank();
@@ -179,7 +179,7 @@ void kernel_Pad(KernelContext& ctx) {
   });
 }
 
-void kernel_Gather(KernelContext& ctx) {
+void kernel_Gather(const KernelContext& ctx) {
   const TensorView& data = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   const int64_t axis = norm_axis(ctx, ctx.attrs.i("axis", 0), data.rank());
@@ -196,7 +196,7 @@ void kernel_Gather(KernelContext& ctx) {
       std::memcpy(dst + size_t(o * n + k) * slab, src + size_t(o * axis_dim + idx[k]) * slab, slab);
 }
 
-void kernel_GatherElements(KernelContext& ctx) {
+void kernel_GatherElements(const KernelContext& ctx) {
   const TensorView& data = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   const int64_t rank = data.rank();
@@ -215,7 +215,7 @@ void kernel_GatherElements(KernelContext& ctx) {
   });
 }
 
-void kernel_GatherND(KernelContext& ctx) {
+void kernel_GatherND(const KernelContext& ctx) {
   const TensorView& data = ctx.inputs[0];
   const TensorView& indices = ctx.inputs[1];
   const TensorView& out = ctx.outputs[0];
@@ -244,7 +244,7 @@ void kernel_GatherND(KernelContext& ctx) {
 }
 
 // Keeps column j of row i where j - i >= k (upper) or j - i <= k (lower); zeros the rest.
-void kernel_Trilu(KernelContext& ctx) {
+void kernel_Trilu(const KernelContext& ctx) {
   const TensorView& in = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   if (in.rank() < 2) ctx.fail("expects rank >= 2, got {}", shape_str(in.dims));

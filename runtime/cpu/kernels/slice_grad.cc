@@ -8,7 +8,7 @@
 
 namespace dlc::cpu {
 
-void kernel_SliceGrad(KernelContext& ctx) {
+void kernel_SliceGrad(const KernelContext& ctx) {
   const TensorView& dy = ctx.inputs[0];
   const TensorView& dx = ctx.outputs[0];
   if (dx.bytes()) std::memset(dx.data, 0, dx.bytes());

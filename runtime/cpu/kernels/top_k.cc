@@ -23,7 +23,7 @@ bool is_nan(T v) {
 }
 
 template <typename T>
-void top_k(KernelContext& ctx) {
+void top_k(const KernelContext& ctx) {
   const TensorView& x = ctx.inputs[0];
   const TensorView& out = ctx.outputs[0];
   int64_t axis = ctx.attrs.i("axis", -1);
@@ -56,7 +56,7 @@ void top_k(KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_TopKIndices(KernelContext& ctx) {
+void kernel_TopKIndices(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_TopKIndices)) return;  // f16/bf16 through f32: the same order
   dispatch_numeric(ctx.inputs[0].dtype, ctx, [&](auto tag) { top_k<typename decltype(tag)::type>(ctx); });
 }

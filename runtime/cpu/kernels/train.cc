@@ -29,7 +29,7 @@ void require_f32(const KernelContext& ctx) {
 
 }  // namespace
 
-void kernel_ReluGrad(KernelContext& ctx) {
+void kernel_ReluGrad(const KernelContext& ctx) {
   if (run_widened(ctx, kernel_ReluGrad)) return;  // mixed precision's half Relu (ResNet's, cnn_bias's)
   dispatch_float(ctx.outputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -45,7 +45,7 @@ void kernel_ReluGrad(KernelContext& ctx) {
   });
 }
 
-void kernel_SoftmaxCrossEntropyGrad(KernelContext& ctx) {
+void kernel_SoftmaxCrossEntropyGrad(const KernelContext& ctx) {
   require_f32(ctx);
   const TensorView& scores = ctx.inputs[1];
   const TensorView& labels = ctx.inputs[2];
@@ -151,7 +151,7 @@ DLC_SIMD_CLONES void batch_norm_grad_channel(const BatchNormGradArgs& a, int64_t
 
 }  // namespace
 
-void kernel_BatchNormGrad(KernelContext& ctx) {
+void kernel_BatchNormGrad(const KernelContext& ctx) {
   if (run_channels_first(ctx, kernel_BatchNormGrad)) return;
   if (run_widened(ctx, kernel_BatchNormGrad)) return;  // mixed precision's half dy, x (and y)
   require_f32(ctx);
