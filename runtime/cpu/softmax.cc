@@ -1,5 +1,5 @@
-// Softmax along an axis (softmax.h): a contiguous row at a time when the axis is the last one,
-// else blocks of up to 64 inner positions, each with its own max and sum.
+// Softmax and its gradient along an axis (softmax.h): a contiguous row at a time when the axis is
+// the last one, else blocks of up to 64 inner positions, each with its own max and sums.
 #include "runtime/cpu/softmax.h"
 
 #include <algorithm>
@@ -53,27 +53,67 @@ void softmax_block(const T* xb, T* yb, int64_t R, int64_t inner, int64_t n) {
     }
 }
 
-}  // namespace
+// Softmax's gradient over one contiguous row: the sum in R's order, as the blocked loop below.
+template <typename T>
+DLC_SIMD_CLONES void softmax_grad_row(const T* dy, const T* y, T* dx, int64_t R) {
+  double s = 0;
+  for (int64_t j = 0; j < R; ++j) s += double(dy[j]) * double(y[j]);
+#pragma omp simd
+  for (int64_t j = 0; j < R; ++j) dx[j] = T(double(y[j]) * (double(dy[j]) - s));
+}
 
-template <bool Log, typename T>
-void softmax_along(const T* x, T* y, int64_t outer, int64_t R, int64_t inner) {
-  if (inner == 1) {  // contiguous rows (the last axis): the same sums, a row at a time
+template <typename T>
+void softmax_grad_block(const T* dy, const T* y, T* dx, int64_t R, int64_t inner, int64_t n) {
+  double s[kBlock];
+  std::fill_n(s, n, 0.0);
+  for (int64_t j = 0; j < R; ++j)
+    for (int64_t i = 0; i < n; ++i) s[i] += double(dy[j * inner + i]) * double(y[j * inner + i]);
+  for (int64_t j = 0; j < R; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t e = j * inner + i;
+      dx[e] = T(double(y[e]) * (double(dy[e]) - s[i]));
+    }
+}
+
+// Calls row(o) for every outer index (inner = 1), else block(offset, n) for every outer index and
+// block of up to kBlock inner positions; in parallel when the tensor is large.
+template <typename Row, typename Block>
+void for_rows_or_blocks(int64_t outer, int64_t R, int64_t inner, Row&& row, Block&& block) {
+  if (inner == 1) {
     parallel_chunks(outer, kReduceParallelWork / std::max<int64_t>(R, 1), [&](int64_t r0, int64_t r1) {
-      for (int64_t o = r0; o < r1; ++o) softmax_row<Log>(x + o * R, y + o * R, R);
+      for (int64_t o = r0; o < r1; ++o) row(o * R);
     });
     return;
   }
   const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
 #pragma omp parallel for schedule(static) if (tasks > 1 && outer * R * inner > kReduceParallelWork)
   for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, b = o * R * inner + i0;
-    softmax_block<Log>(x + b, y + b, R, inner, std::min(kBlock, inner - i0));
+    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock;
+    block(o * R * inner + i0, std::min(kBlock, inner - i0));
   }
+}
+
+}  // namespace
+
+template <bool Log, typename T>
+void softmax_along(const T* x, T* y, int64_t outer, int64_t R, int64_t inner) {
+  for_rows_or_blocks(
+      outer, R, inner, [&](int64_t b) { softmax_row<Log>(x + b, y + b, R); },
+      [&](int64_t b, int64_t n) { softmax_block<Log>(x + b, y + b, R, inner, n); });
+}
+
+template <typename T>
+void softmax_grad_along(const T* dy, const T* y, T* dx, int64_t outer, int64_t R, int64_t inner) {
+  for_rows_or_blocks(
+      outer, R, inner, [&](int64_t b) { softmax_grad_row(dy + b, y + b, dx + b, R); },
+      [&](int64_t b, int64_t n) { softmax_grad_block(dy + b, y + b, dx + b, R, inner, n); });
 }
 
 template void softmax_along<false, float>(const float*, float*, int64_t, int64_t, int64_t);
 template void softmax_along<true, float>(const float*, float*, int64_t, int64_t, int64_t);
 template void softmax_along<false, double>(const double*, double*, int64_t, int64_t, int64_t);
 template void softmax_along<true, double>(const double*, double*, int64_t, int64_t, int64_t);
+template void softmax_grad_along(const float*, const float*, float*, int64_t, int64_t, int64_t);
+template void softmax_grad_along(const double*, const double*, double*, int64_t, int64_t, int64_t);
 
 }  // namespace dlc::cpu

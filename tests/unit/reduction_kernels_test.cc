@@ -1,5 +1,5 @@
-// CPU kernels of the reduction family against independently computed values: softmax rows,
-// middle-axis and strided reductions, stable LogSumExp, ArgMax ties, CumSum and a long sum.
+// CPU kernels of the reduction family against independently computed values: softmax rows and
+// its gradient, middle-axis and strided reductions, stable LogSumExp, ArgMax ties, CumSum and a long sum.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +89,51 @@ TEST(ReductionKernels, SoftmaxRowsOfTheLastAxisEqualTheBlockedPathBitForBit) {
           ASSERT_EQ(by_row[size_t((o * inner + i) * R + j)], blocked[size_t((o * R + j) * inner + i)])
               << "o " << o << " j " << j << " i " << i;
   }
+}
+
+// SoftmaxGrad, dx = y * (dy - sum dy * y) along the axis: a row at a time on the last axis and in
+// blocks on a middle one, the same bits for the same rows, and within rounding of a double
+// reference.
+TEST(ReductionKernels, SoftmaxGradRowsEqualTheBlockedPathAndTheReference) {
+  const int64_t outer = 3, R = 19, inner = 5;
+  std::vector<float> dy = wave(outer * R * inner, 2.0f), y = wave(outer * R * inner + 3, 1.0f);
+  y.erase(y.begin(), y.begin() + 3);
+  // [outer, inner, R]: each column of a tensor made a row.
+  const auto as_rows = [&](const std::vector<float>& v) {
+    std::vector<float> rows(v.size());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < R; ++j)
+        for (int64_t i = 0; i < inner; ++i)
+          rows[size_t((o * inner + i) * R + j)] = v[size_t((o * R + j) * inner + i)];
+    return rows;
+  };
+  std::vector<float> dy_rows = as_rows(dy), y_rows = as_rows(y);
+  std::vector<float> blocked(dy.size()), by_row(dy.size());
+  Attrs middle, last;
+  middle.set("axis", int64_t(1));
+  last.set("axis", int64_t(-1));
+  KernelContext blocked_ctx =
+      test::kernel_context(middle, {test::view(dy, {outer, R, inner}), test::view(y, {outer, R, inner})},
+                           {test::view(blocked, {outer, R, inner})}, "SoftmaxGrad");
+  kernel_SoftmaxGrad(blocked_ctx);
+  KernelContext row_ctx = test::kernel_context(
+      last, {test::view(dy_rows, {outer, inner, R}), test::view(y_rows, {outer, inner, R})},
+      {test::view(by_row, {outer, inner, R})}, "SoftmaxGrad");
+  kernel_SoftmaxGrad(row_ctx);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double s = 0;
+      for (int64_t j = 0; j < R; ++j) {
+        const size_t e = size_t((o * R + j) * inner + i);
+        s += double(dy[e]) * double(y[e]);
+      }
+      for (int64_t j = 0; j < R; ++j) {
+        const size_t e = size_t((o * R + j) * inner + i);
+        ASSERT_EQ(by_row[size_t((o * inner + i) * R + j)], blocked[e])
+            << "o " << o << " j " << j << " i " << i;
+        EXPECT_NEAR(blocked[e], double(y[e]) * (double(dy[e]) - s), 1e-6) << e;
+      }
+    }
 }
 
 TEST(ReductionKernels, SumOverMiddleAxisAndOverNonAdjacentAxes) {

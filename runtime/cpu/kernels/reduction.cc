@@ -314,27 +314,13 @@ void softmax(const KernelContext& ctx) {
   });
 }
 
-// dx = y * (dy - Σ dy·y) along the axis (inputs dy, y), the sum in double.
+// dx = y * (dy - Σ dy·y) along the axis (inputs dy, y).
 void softmax_grad(const KernelContext& ctx) {
   const Layout L = axis_layout(ctx);
   dispatch_float(ctx.inputs[0].dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* dy = ctx.inputs[0].as<T>();
-    const T* y = ctx.inputs[1].as<T>();
-    T* dx = ctx.outputs[0].as<T>();
-    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
-      const int64_t b = L.base(o) + i0;
-      double s[kBlock];
-      std::fill_n(s, n, 0.0);
-      for (int64_t j = 0; j < L.R; ++j)
-        for (int64_t i = 0; i < n; ++i)
-          s[i] += double(dy[b + j * L.inner + i]) * double(y[b + j * L.inner + i]);
-      for (int64_t j = 0; j < L.R; ++j)
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t e = b + j * L.inner + i;
-          dx[e] = T(double(y[e]) * (double(dy[e]) - s[i]));
-        }
-    });
+    softmax_grad_along(ctx.inputs[0].as<T>(), ctx.inputs[1].as<T>(), ctx.outputs[0].as<T>(), L.outer, L.R,
+                       L.inner);
   });
 }
 
