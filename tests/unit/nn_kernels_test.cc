@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <tuple>
 
 #include "runtime/cpu/kernel.h"
 #include "tests/unit/kernel_test_util.h"
@@ -104,6 +105,34 @@ TEST(NnKernels, MatMulBatchBroadcast) {
       {TensorView{DType::F64, {B0, B1, M, N}, yd.data()}}, "MatMul");
   kernel_MatMul(ctx64);
   expect_near_all(std::vector<float>(yd.begin(), yd.end()), want);
+}
+
+// A transposed B (a Linear layer's [N, K] weight) with a bias and alpha: a small one is
+// reordered before oneDNN's matmul, a large one (over 32768 elements) read strided
+// (matmul.cc); both against the sum in double, the second run through the cached primitive.
+TEST(NnKernels, MatMulTransposedWeightsSmallAndLarge) {
+  for (const auto& [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{5, 64, 48}, {5, 300, 120}}) {
+    auto a = random_values(M * K, 6), w = random_values(N * K, 7), bias = random_values(N, 8);
+    std::vector<float> want(size_t(M * N)), y(want.size());
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += double(a[m * K + k]) * double(w[n * K + k]);
+        want[size_t(m * N + n)] = float(0.5 * acc + bias[n]);
+      }
+    Attrs attrs;
+    attrs.set("transpose_b", int64_t(1));
+    attrs.set("alpha", 0.5);
+    KernelContext ctx = kernel_context(attrs, {view(a, {M, K}), view(w, {N, K}), view(bias, {N})},
+                                       {view(y, {M, N})}, "MatMul");
+    std::unique_ptr<KernelState> state;
+    ctx.state = &state;
+    for (int run = 0; run < 2; ++run) {
+      std::fill(y.begin(), y.end(), 0.f);
+      kernel_MatMul(ctx);
+      expect_near_all(y, want);
+    }
+  }
 }
 
 // Attention against its formula in double: per group, o = softmax(scale q kᵀ) v over the keys
