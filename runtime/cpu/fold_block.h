@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace dlc::cpu {
 
@@ -26,12 +27,29 @@ void fold_block(const Op& op, typename Op::Acc& acc, const T* p, int64_t n, int6
   for (const auto& l : lane) acc = op.combine(acc, l);
 }
 
-/// The op of the float sums: in double.
-struct DoubleSum {
-  using Acc = double;
-  Acc init() const { return 0.0; }
-  void step(Acc& a, float x, int64_t) const { a += double(x); }
+/// Wide<T>: the accumulator of sums of T, double for floats and int64 for integers.
+template <typename T>
+using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+/// The op of a sum reduction: fin(sum of map(x) in Wide<T>, n). ReduceSum, ReduceMean, ReduceL1
+/// and the others of the kind, and FusedReduce's sum, are its instances.
+template <typename T, typename Map, typename Fin>
+struct SumOf {
+  using Acc = Wide<T>;
+  Map map;
+  Fin fin;
+  Acc init() const { return Acc(0); }
+  void step(Acc& a, T x, int64_t) const { a += map(Acc(x)); }
   Acc combine(Acc a, Acc b) const { return a + b; }
+  T finish(Acc a, int64_t n, int64_t) const { return T(fin(a, n)); }
 };
+
+template <typename T, typename Map, typename Fin>
+SumOf<T, Map, Fin> sum_of(Map map, Fin fin) {
+  return {map, fin};
+}
+
+inline constexpr auto kSame = [](auto a) { return a; };           // map: x itself
+inline constexpr auto kAsIs = [](auto a, int64_t) { return a; };  // fin: the sum itself
 
 }  // namespace dlc::cpu

@@ -423,7 +423,7 @@ void accumulate(const KernelContext& ctx, const ReduceState& st, float* regs, co
       const int64_t m = std::min(kBlock, j1 - j);
       const float* v = eval_reduced(ctx, st, regs, src, o * st.R + j, m);
       for (int64_t b = 0; b < m; b += kFoldBlock)
-        fold_block(DoubleSum{}, acc[0], v + b, std::min(kFoldBlock, m - b), 0);
+        fold_block(sum_of<float>(kSame, kAsIs), acc[0], v + b, std::min(kFoldBlock, m - b), 0);
     }
     return;
   }

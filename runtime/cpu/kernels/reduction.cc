@@ -120,9 +120,6 @@ void for_each_block(const Layout& L, F&& body) {
 
 // ---- Reduce*: an op has Acc, init(), step(acc, x, k), combine(a, b), finish(acc, n, k).
 
-template <typename T>
-using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-
 // Folds x_o[off(j)] for j in [j0, j1) into acc (inner = 1): from j0, blocks of up to kFoldBlock
 // contiguous elements (FusedReduce's blocks where the axes are adjacent), each through fold_block.
 template <typename T, typename Op>
@@ -184,26 +181,6 @@ void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
     for (int64_t i = 0; i < n; ++i) y[k0 + i] = Out(op.finish(acc[i], L.R, k0 + i));
   });
 }
-
-// fin(sum of map(x), n).
-template <typename T, typename Map, typename Fin>
-struct SumOf {
-  using Acc = Wide<T>;
-  Map map;
-  Fin fin;
-  Acc init() const { return Acc(0); }
-  void step(Acc& a, T x, int64_t) const { a += map(Acc(x)); }
-  Acc combine(Acc a, Acc b) const { return a + b; }
-  T finish(Acc a, int64_t n, int64_t) const { return T(fin(a, n)); }
-};
-
-template <typename T, typename Map, typename Fin>
-SumOf<T, Map, Fin> sum_of(Map map, Fin fin) {
-  return {map, fin};
-}
-
-const auto kSame = [](auto a) { return a; };
-const auto kAsIs = [](auto a, int64_t) { return a; };
 
 template <typename T>
 struct ProdOp {
