@@ -808,7 +808,11 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"MatMul", matmul},
       {"Conv", conv},
       {"ConvTranspose", conv_transpose},
-      {"ConvGradFilter", [](const StepView& s) { return library(s, "cudnn.convolution_backward_filter"); }},
+      {"ConvGradFilter",
+       [](const StepView& s) {
+         if (s.num_outputs() > 1) s.fail("a bias gradient output is the CPU plans' (conv_bias_grad.h)");
+         return library(s, "cudnn.convolution_backward_filter");
+       }},
       {"MaxPool", [](const StepView& s) { return pooling(s, "cudnn.pooling_forward", "max"); }},
       {"AveragePool", [](const StepView& s) { return pooling(s, "cudnn.pooling_forward", "average"); }},
       {"MaxPoolGrad", [](const StepView& s) { return pooling(s, "cudnn.pooling_backward", "max"); }},

@@ -49,6 +49,7 @@ void infer_ConvGradFilter(InferContext& ctx) {
   Shape w = {dy.shape[1], x.shape[1] / group};
   w.insert(w.end(), k.begin(), k.end());
   ctx.outputs[0] = TensorType{x.dtype, w};
+  if (ctx.num_outputs() > 1) ctx.outputs[1] = TensorType{dy.dtype, {dy.shape[1]}};
 }
 
 void infer_MaxPoolGrad(InferContext& ctx) { ctx.outputs[0] = ctx.input(1); }

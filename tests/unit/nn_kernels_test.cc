@@ -1,4 +1,5 @@
-// CPU kernels of the nn family (Conv, MatMul, MaxPool, Attention) against naive reference loops.
+// CPU kernels of the nn family (Conv, ConvGradFilter, MatMul, MaxPool, Attention) against naive
+// reference loops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <tuple>
+#include <utility>
 
 #include "runtime/cpu/kernel.h"
 #include "tests/unit/kernel_test_util.h"
@@ -105,6 +107,52 @@ TEST(NnKernels, MatMulBatchBroadcast) {
       {TensorView{DType::F64, {B0, B1, M, N}, yd.data()}}, "MatMul");
   kernel_MatMul(ctx64);
   expect_near_all(std::vector<float>(yd.begin(), yd.end()), want);
+}
+
+// ConvGradFilter(dy, x) -> dw, and with a second output the bias gradient db (oneDNN's
+// diff_bias, conv_bias_grad.h): dw = sum over n, oh, ow of dy * the input window, db = sum of dy
+// over n, oh, ow, against double sums; dw the same with and without db. Channel counts of
+// 16-channel blocks (the blocked kernels) and of fewer.
+TEST(NnKernels, ConvGradFilterWithAndWithoutTheBiasGradient) {
+  for (const auto& [C, M] : {std::pair<int64_t, int64_t>{16, 32}, {3, 5}}) {
+    const int64_t N = 2, H = 7, W = 8, KH = 3, KW = 3, OH = H - KH + 1, OW = W - KW + 1;
+    auto dy = random_values(N * M * OH * OW, 9), x = random_values(N * C * H * W, 10);
+    std::vector<float> want_dw(static_cast<size_t>(M * C * KH * KW)), want_db(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+      double db = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) db += dy[size_t(((n * M + m) * OH + oh) * OW + ow)];
+      want_db[size_t(m)] = float(db);
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            double acc = 0;
+            for (int64_t n = 0; n < N; ++n)
+              for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow)
+                  acc += double(dy[size_t(((n * M + m) * OH + oh) * OW + ow)]) *
+                         double(x[size_t(((n * C + c) * H + oh + kh) * W + ow + kw)]);
+            want_dw[size_t(((m * C + c) * KH + kh) * KW + kw)] = float(acc);
+          }
+    }
+    Attrs attrs;
+    attrs.set("kernel_shape", Shape{KH, KW});
+    attrs.set("strides", Shape{1, 1});
+    attrs.set("pads", Shape{0, 0, 0, 0});
+    attrs.set("dilations", Shape{1, 1});
+    attrs.set("group", int64_t(1));
+    std::vector<float> dw(want_dw.size()), dw_alone(want_dw.size()), db(want_db.size());
+    KernelContext alone = kernel_context(attrs, {view(dy, {N, M, OH, OW}), view(x, {N, C, H, W})},
+                                         {view(dw_alone, {M, C, KH, KW})}, "ConvGradFilter");
+    kernel_ConvGradFilter(alone);
+    KernelContext both = kernel_context(attrs, {view(dy, {N, M, OH, OW}), view(x, {N, C, H, W})},
+                                        {view(dw, {M, C, KH, KW}), view(db, {M})}, "ConvGradFilter");
+    kernel_ConvGradFilter(both);
+    expect_near_all(dw_alone, want_dw);
+    expect_near_all(dw, want_dw);
+    expect_near_all(db, want_db);
+  }
 }
 
 // A transposed B (a Linear layer's [N, K] weight) with a bias and alpha: a small one is

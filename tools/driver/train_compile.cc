@@ -8,6 +8,7 @@
 
 #include "passes/autodiff.h"
 #include "passes/channels_last.h"
+#include "passes/conv_bias_grad.h"
 #include "passes/dce.h"
 #include "passes/fuse_attention.h"
 #include "passes/fusion.h"
@@ -36,6 +37,7 @@ bool run_training_passes(ir::Graph& g, const TrainCompileOptions& options,
     pm.add(std::make_unique<passes::MixedPrecision>(half, options.loss_scale));
   pm.add(std::make_unique<passes::Autodiff>(options.freeze), /*required=*/true);
   pm.add(std::make_unique<passes::Optimizer>(options.optimizer), /*required=*/true);
+  if (options.compile.device == "cpu") pm.add(std::make_unique<passes::ConvBiasGrad>());
   if (passes::wants_channels_last(options.layout, options.compile.device, options.precision))
     pm.add(std::make_unique<passes::ChannelsLast>());
   pm.add(std::make_unique<passes::Fusion>());
