@@ -1,7 +1,7 @@
 // Softmax and log-softmax along one axis of a tensor seen as [outer, R, inner], max-subtracted:
-// exp(x - max) by simd_exp (f32; libm's exp in f64) and its sum in double; and softmax's gradient. The
-// Softmax and LogSoftmax kernels and the softmax cross-entropy loss and its gradient all compute it here, so
-// the loss's log-probabilities are LogSoftmax's bits.
+// exp(x - max) by simd_exp (f32; libm's exp in f64) and its sum in double; and softmax's
+// gradient. The Softmax and LogSoftmax kernels and the softmax cross-entropy loss and its gradient
+// all compute it here, so the loss's log-probabilities are LogSoftmax's bits.
 #pragma once
 
 #include <cstdint>
