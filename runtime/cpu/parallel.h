@@ -33,6 +33,23 @@ constexpr int64_t kReduceParallelWork = 32768;
 /// over chunks of the extent.
 constexpr int64_t kReduceSplitMin = 8192;
 
+/// Inner positions per task of the kernels that walk an (outer, reduced, inner) view in blocks of
+/// inner positions (the reductions, Softmax and its gradient): one accumulator array each.
+constexpr int64_t kInnerBlock = 64;
+
+/// Calls body(o, i0, n) for every outer index o and block [i0, i0 + n) of up to kInnerBlock inner
+/// positions of an (outer, R, inner) view; in parallel when the view holds more than
+/// kReduceParallelWork elements.
+template <typename Body>
+void for_each_inner_block(int64_t outer, int64_t R, int64_t inner, Body&& body) {
+  const int64_t blocks = (inner + kInnerBlock - 1) / kInnerBlock, tasks = outer * blocks;
+#pragma omp parallel for schedule(static) if (tasks > 1 && outer * R * inner > kReduceParallelWork)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t o = t / blocks, i0 = (t % blocks) * kInnerBlock;
+    body(o, i0, std::min(kInnerBlock, inner - i0));
+  }
+}
+
 /// How many chunks of its reduced extent `extent` a sum reduction with `outputs` results splits
 /// over (partial sums per chunk, combined in chunk order), or 0 when it does not split.
 inline int64_t reduce_split_chunks(int64_t outputs, int64_t extent) {

@@ -13,8 +13,6 @@ namespace dlc::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 64;  // inner positions per task
-
 // One contiguous row of R values: the max, exp(x - max) and its sum in double, in the order of
 // the blocked loops below (so both give the same bits).
 template <bool Log, typename T>
@@ -30,11 +28,11 @@ DLC_SIMD_CLONES void softmax_row(const T* __restrict x, T* __restrict y, int64_t
   for (int64_t j = 0; j < R; ++j) y[j] = Log ? T(double(x[j]) - s) : T(double(y[j]) * s);
 }
 
-// Inner positions [i0, i0 + n) of outer index o, n <= kBlock.
+// Inner positions [i0, i0 + n) of outer index o, n <= kInnerBlock.
 template <bool Log, typename T>
 void softmax_block(const T* xb, T* yb, int64_t R, int64_t inner, int64_t n) {
-  T m[kBlock];
-  double s[kBlock];
+  T m[kInnerBlock];
+  double s[kInnerBlock];
   std::fill_n(m, n, -std::numeric_limits<T>::infinity());
   std::fill_n(s, n, 0.0);
   for (int64_t j = 0; j < R; ++j)
@@ -64,7 +62,7 @@ DLC_SIMD_CLONES void softmax_grad_row(const T* dy, const T* y, T* dx, int64_t R)
 
 template <typename T>
 void softmax_grad_block(const T* dy, const T* y, T* dx, int64_t R, int64_t inner, int64_t n) {
-  double s[kBlock];
+  double s[kInnerBlock];
   std::fill_n(s, n, 0.0);
   for (int64_t j = 0; j < R; ++j)
     for (int64_t i = 0; i < n; ++i) s[i] += double(dy[j * inner + i]) * double(y[j * inner + i]);
@@ -76,7 +74,7 @@ void softmax_grad_block(const T* dy, const T* y, T* dx, int64_t R, int64_t inner
 }
 
 // Calls row(o) for every outer index (inner = 1), else block(offset, n) for every outer index and
-// block of up to kBlock inner positions; in parallel when the tensor is large.
+// block of up to kInnerBlock inner positions; in parallel when the tensor is large.
 template <typename Row, typename Block>
 void for_rows_or_blocks(int64_t outer, int64_t R, int64_t inner, Row&& row, Block&& block) {
   if (inner == 1) {
@@ -85,12 +83,8 @@ void for_rows_or_blocks(int64_t outer, int64_t R, int64_t inner, Row&& row, Bloc
     });
     return;
   }
-  const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
-#pragma omp parallel for schedule(static) if (tasks > 1 && outer * R * inner > kReduceParallelWork)
-  for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock;
-    block(o * R * inner + i0, std::min(kBlock, inner - i0));
-  }
+  for_each_inner_block(outer, R, inner,
+                       [&](int64_t o, int64_t i0, int64_t n) { block(o * R * inner + i0, n); });
 }
 
 }  // namespace

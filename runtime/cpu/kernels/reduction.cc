@@ -24,8 +24,6 @@ namespace dlc::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 64;  // inner elements per task (one accumulator array)
-
 // Input offsets of every index of `dims` (row-major order) given their strides.
 std::vector<int64_t> odometer_offsets(const Shape& dims, const Shape& strides) {
   std::vector<int64_t> offs(size_t(num_elements(dims)));
@@ -105,19 +103,6 @@ Layout axis_layout(const KernelContext& ctx) {
   return make_layout(ctx, dims, {axis});
 }
 
-// Calls body(o, i0, n) for every outer index o and block [i0, i0 + n) of inner, in parallel.
-template <typename F>
-void for_each_block(const Layout& L, F&& body) {
-  const int64_t blocks = (L.inner + kBlock - 1) / kBlock;
-  const int64_t tasks = L.outer * blocks;
-  const bool parallel = tasks > 1 && L.outer * L.R * L.inner > kReduceParallelWork;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock;
-    body(o, i0, std::min(kBlock, L.inner - i0));
-  }
-}
-
 // ---- Reduce*: an op has Acc, init(), step(acc, x, k), combine(a, b), finish(acc, n, k).
 
 // Folds x_o[off(j)] for j in [j0, j1) into acc (inner = 1): from j0, blocks of up to kFoldBlock
@@ -163,7 +148,7 @@ template <typename T, typename Out, typename Op>
 void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
   using Acc = typename Op::Acc;
   if (const int64_t chunks = reduce_split_chunks(L.outputs(), L.R)) return reduce_split(L, x, y, op, chunks);
-  for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+  for_each_inner_block(L.outer, L.R, L.inner, [&](int64_t o, int64_t i0, int64_t n) {
     const T* xb = x + L.base(o) + i0;
     const int64_t k0 = o * L.inner + i0;
     if (L.inner == 1) {
@@ -172,7 +157,7 @@ void reduce(const Layout& L, const T* x, Out* y, const Op& op) {
       y[k0] = Out(op.finish(a, L.R, k0));
       return;
     }
-    Acc acc[kBlock];
+    Acc acc[kInnerBlock];
     std::fill_n(acc, n, op.init());
     for (int64_t j = 0; j < L.R; ++j) {
       const T* p = xb + L.off(j);
@@ -262,9 +247,9 @@ void arg_extremum(const KernelContext& ctx) {
       if (Greater) return last ? v >= best : v > best;
       return last ? v <= best : v < best;
     };
-    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+    for_each_inner_block(L.outer, L.R, L.inner, [&](int64_t o, int64_t i0, int64_t n) {
       const T* xb = x + L.base(o) + i0;
-      T best[kBlock];
+      T best[kInnerBlock];
       int64_t* idx = y + o * L.inner + i0;
       std::copy_n(xb, n, best);
       std::fill_n(idx, n, 0);
@@ -373,9 +358,9 @@ void kernel_CumSum(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
-    for_each_block(L, [&](int64_t o, int64_t i0, int64_t n) {
+    for_each_inner_block(L.outer, L.R, L.inner, [&](int64_t o, int64_t i0, int64_t n) {
       const int64_t b = L.base(o) + i0;
-      Wide<T> acc[kBlock];
+      Wide<T> acc[kInnerBlock];
       std::fill_n(acc, n, Wide<T>(0));
       for (int64_t jj = 0; jj < L.R; ++jj) {
         const int64_t e = b + (reverse ? L.R - 1 - jj : jj) * L.inner;
