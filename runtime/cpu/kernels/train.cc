@@ -65,6 +65,7 @@ void kernel_SoftmaxCrossEntropyGrad(const KernelContext& ctx) {
   }
   const float* dloss = ctx.inputs[0].as<float>();
   const float scale = reduction == "mean" ? (counted ? 1.f / float(counted) : 0.f) : 1.f;
+  const bool per_position = reduction == "none";  // dloss holds one value per position
   float* dx = ctx.outputs[0].as<float>();
   softmax_along<false>(scores.as<float>(), dx, l.n, l.c, l.spatial);  // Softmax over axis 1 (the loss's)
   // dx = g * (softmax - one_hot(label)), and 0 at ignored positions.
@@ -72,7 +73,7 @@ void kernel_SoftmaxCrossEntropyGrad(const KernelContext& ctx) {
     for (int64_t p = p0; p < p1; ++p) {
       float* dp = dx + (p / l.spatial) * l.c * l.spatial + p % l.spatial;
       const int64_t label = label_at(p);
-      const float g = (reduction == "none" ? dloss[p] : dloss[0]) * scale;
+      const float g = (per_position ? dloss[p] : dloss[0]) * scale;
       for (int64_t c = 0; c < l.c; ++c)
         dp[c * l.spatial] = label == ignore ? 0.f : g * (dp[c * l.spatial] - (c == label ? 1.f : 0.f));
     }
