@@ -25,6 +25,18 @@ void expect_near_all(const std::vector<float>& got, const std::vector<float>& wa
     EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::abs(want[i])) << "at " << i;
 }
 
+// The window attributes of a 2-D convolution (and of its ConvGradFilter): a KH x KW kernel,
+// stride S, pads (top, left, bottom, right), no dilation, G groups.
+Attrs conv2d_attrs(int64_t KH, int64_t KW, int64_t S, const Shape& pads, int64_t G) {
+  Attrs attrs;
+  attrs.set("kernel_shape", Shape{KH, KW});
+  attrs.set("strides", Shape{S, S});
+  attrs.set("pads", pads);
+  attrs.set("dilations", Shape{1, 1});
+  attrs.set("group", G);
+  return attrs;
+}
+
 // Conv of x [N, C, H, W] by M filters of KH x KW in G groups, stride S, pads (top, left, bottom,
 // right) against the direct sum in double.
 void check_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t G, int64_t KH, int64_t KW,
@@ -49,12 +61,7 @@ void check_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t
               }
           want[((n * M + m) * OH + oh) * OW + ow] = float(acc);
         }
-  Attrs attrs;
-  attrs.set("kernel_shape", Shape{KH, KW});
-  attrs.set("strides", Shape{S, S});
-  attrs.set("pads", Shape{pt, pl, pb, pr});
-  attrs.set("dilations", Shape{1, 1});
-  attrs.set("group", G);
+  const Attrs attrs = conv2d_attrs(KH, KW, S, {pt, pl, pb, pr}, G);
   KernelContext ctx =
       kernel_context(attrs, {view(x, {N, C, H, W}), view(w, {M, C / G, KH, KW}), view(b, {M})},
                      {view(y, {N, M, OH, OW})}, "Conv");
@@ -136,12 +143,7 @@ TEST(NnKernels, ConvGradFilterWithAndWithoutTheBiasGradient) {
             want_dw[size_t(((m * C + c) * KH + kh) * KW + kw)] = float(acc);
           }
     }
-    Attrs attrs;
-    attrs.set("kernel_shape", Shape{KH, KW});
-    attrs.set("strides", Shape{1, 1});
-    attrs.set("pads", Shape{0, 0, 0, 0});
-    attrs.set("dilations", Shape{1, 1});
-    attrs.set("group", int64_t(1));
+    const Attrs attrs = conv2d_attrs(KH, KW, 1, {0, 0, 0, 0}, 1);
     std::vector<float> dw(want_dw.size()), dw_alone(want_dw.size()), db(want_db.size());
     KernelContext alone = kernel_context(attrs, {view(dy, {N, M, OH, OW}), view(x, {N, C, H, W})},
                                          {view(dw_alone, {M, C, KH, KW})}, "ConvGradFilter");
