@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "tests/unit/parity_training.h"
 
@@ -16,9 +17,8 @@ using test::TrainRun;
 
 void expect_close(const Tensor& want, const Tensor& got, const std::string& what) {
   ASSERT_EQ(want.type, got.type) << what;
-  const float* w = reinterpret_cast<const float*>(want.bytes.data());
-  const float* g = reinterpret_cast<const float*>(got.bytes.data());
-  for (int64_t i = 0; i < want.type.numel(); ++i)
+  const std::vector<double> w = want.as_double(), g = got.as_double();
+  for (size_t i = 0; i < w.size(); ++i)
     EXPECT_NEAR(g[i], w[i], 1e-5 + 1e-4 * std::abs(w[i])) << what << " [" << i << "]";
 }
 
