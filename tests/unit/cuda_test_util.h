@@ -1,16 +1,15 @@
 // Helpers of the GPU kernel tests: host tensors in any storage dtype, device copies, running an
 // emitted KernelSource with arguments bound by parameter name, running a CPU reference kernel,
-// and comparing with a tolerance per storage dtype.
+// and comparing with a tolerance per storage dtype. Built with DLC_EMULATED_DEVICE, the device
+// is the host (tests/emulation/emulated_device.h) and the kernels run emulated.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <random>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "codegen/cuda/kernel_source.h"
@@ -18,9 +17,14 @@
 #include "dlc/error.h"
 #include "dlc/tensor.h"
 #include "runtime/cpu/kernel.h"
+#include "tests/unit/kernel_args.h"
+#ifdef DLC_EMULATED_DEVICE
+#include "tests/emulation/emulated_device.h"
+#else
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/module.h"
+#endif
 
 namespace dlc::cuda::test {
 
@@ -58,10 +62,7 @@ inline Tensor download(const DeviceBuffer& b, const TensorType& type) {
   return t;
 }
 
-/// A kernel argument: a device pointer or an integer passed by value.
-using Arg = std::variant<void*, int, long long>;
-using Args = std::map<std::string, Arg>;
-
+#ifndef DLC_EMULATED_DEVICE
 /// Compiles `ks` (NVRTC cache), then launches its entries in order on the default stream with
 /// arguments bound by parameter name; "workspace" and "workspace+N" (N bytes in) come from a
 /// workspace filled with 0xff bytes (NaN floats), so a kernel relying on zeroed scratch fails.
@@ -95,6 +96,7 @@ inline void run_kernels(const KernelSource& ks, const Args& args, int64_t grid0 
   }
   DLC_CUDA_CHECK(cudaDeviceSynchronize());
 }
+#endif
 
 /// Runs the CPU kernel `name` (the reference) on host tensors; null inputs are absent.
 inline void run_cpu(const std::string& name, const Attrs& attrs, const std::vector<Tensor*>& inputs,
