@@ -175,8 +175,15 @@ class CpuSession final : public Session {
 
 }  // namespace
 
+namespace {
+Session::CudaSessionFactory cuda_session_factory = nullptr;  // null: the CUDA runtime's
+}  // namespace
+
+void Session::set_cuda_session_factory(CudaSessionFactory factory) { cuda_session_factory = factory; }
+
 std::unique_ptr<Session> Session::create(const plan::Plan& plan, SessionOptions options) {
   if (plan::has_cuda_stage(plan)) {
+    if (cuda_session_factory) return cuda_session_factory(plan, options);
 #if DLC_HAVE_CUDA
     return cuda::create_cuda_session(plan, options);
 #else

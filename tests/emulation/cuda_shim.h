@@ -30,8 +30,6 @@
 #include <variant>
 #include <vector>
 
-#include "tests/unit/kernel_args.h"
-
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -70,7 +68,7 @@ struct Barrier {
 
 struct Fiber {
   ucontext_t context;
-  std::unique_ptr<char[]> stack;
+  std::unique_ptr<char[]> stack;  // kFiberStack bytes, kept from launch to launch
   bool done = false;
 };
 
@@ -147,8 +145,9 @@ inline void launch(dim3 grid, dim3 threads, unsigned char* shared, size_t used,
   blockDim = threads;
   gridDim = grid;
   block.kernel = &kernel;
-  block.fibers = std::vector<Fiber>(count);
-  for (Fiber& f : block.fibers) f.stack.reset(new char[kFiberStack]);
+  if (block.fibers.size() < count) block.fibers.resize(count);
+  for (Fiber& f : block.fibers)
+    if (!f.stack) f.stack.reset(new char[kFiberStack]);
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
@@ -159,7 +158,8 @@ inline void launch(dim3 grid, dim3 threads, unsigned char* shared, size_t used,
         for (unsigned w = 0; w < (count + 31) / 32; ++w)
           block.warps.push_back(Barrier{std::min(32u, count - 32 * w)});
         block.slots.assign(count, 0.0f);
-        for (Fiber& f : block.fibers) {
+        for (unsigned t = 0; t < count; ++t) {
+          Fiber& f = block.fibers[t];
           f.done = false;
           getcontext(&f.context);
           f.context.uc_stack.ss_sp = f.stack.get();
@@ -199,7 +199,7 @@ inline void launch(unsigned grid, unsigned threads, unsigned char* shared, size_
   launch(dim3(grid, 1, 1), dim3(threads, 1, 1), shared, used, kernel);
 }
 
-/// A kernel parameter's value from a kernel test's Arg (tests/unit/kernel_args.h; emulated_device.h),
+/// A kernel parameter's value from its Arg (tests/unit/kernel_args.h; emulated_device.h),
 /// converted to the parameter's type: a pointer from a pointer, an integer from an integer. (A
 /// mismatch aborts: an exception cannot leave a fiber.)
 struct ArgValue {
@@ -210,7 +210,7 @@ struct ArgValue {
   }
   template <typename T>
   operator T() const {
-    const auto& a = *static_cast<const dlc::cuda::test::Arg*>(arg);
+    const auto& a = *static_cast<const std::variant<void*, int, long long>*>(arg);
     if constexpr (std::is_pointer_v<T>) {
       if (const auto* p = std::get_if<void*>(&a)) return static_cast<T>(*p);
       mismatch("an integer argument for a pointer parameter");

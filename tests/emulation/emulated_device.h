@@ -1,9 +1,9 @@
-// A host stand-in for the GPU of the kernel tests (tests/unit/cuda_test_util.h), so that
-// tests/unit/cuda_kernels_test.cc also builds as dlc_emulated_kernel_tests and runs every
-// emitted kernel emulated (cuda_shim.h) where no GPU is: DeviceBuffer is host memory, the one
-// "device" always exists, and run_kernels compiles the KernelSource as host C++ with the C++
-// compiler that built the tests (a shared object per distinct source, cached on disk), loads it
-// and runs its entries.
+// A host stand-in for a GPU, so that the GPU tests also run where no GPU is: HostBuffer for a
+// device buffer, and EmulatedKernel, an emitted KernelSource built as host C++ against
+// cuda_shim.h with the compiler that built the tests (cached on disk by source) and run entry by
+// entry. tests/unit/cuda_test_util.h takes them as its device
+// when built with DLC_EMULATED_DEVICE (dlc_emulated_gpu_tests), and emulated_session.h runs
+// whole CUDA plans on them.
 #pragma once
 
 #include <cstddef>
@@ -13,19 +13,18 @@
 #include "codegen/cuda/kernel_source.h"
 #include "tests/unit/kernel_args.h"
 
-namespace dlc::cuda {
+namespace dlc::emulation {
 
-/// Host memory in place of runtime/cuda/device.h's buffer, with the part of its interface the
-/// kernel tests use. New buffers hold 0xff bytes (NaN floats), so a result a kernel leaves
-/// unwritten shows.
-class DeviceBuffer {
+/// Host memory with the part of runtime/cuda/device.h's DeviceBuffer interface the kernel tests
+/// use. New buffers hold 0xff bytes (NaN floats), so a result a kernel leaves unwritten shows.
+class HostBuffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes) : bytes_(bytes, 0xff) {}
-  DeviceBuffer(DeviceBuffer&&) noexcept = default;
-  DeviceBuffer& operator=(DeviceBuffer&&) noexcept = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  HostBuffer() = default;
+  explicit HostBuffer(size_t bytes) : bytes_(bytes, 0xff) {}
+  HostBuffer(HostBuffer&&) noexcept = default;
+  HostBuffer& operator=(HostBuffer&&) noexcept = default;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
 
   void* get() const { return bytes_.empty() ? nullptr : const_cast<unsigned char*>(bytes_.data()); }
   size_t bytes() const { return bytes_.size(); }
@@ -36,8 +35,8 @@ class DeviceBuffer {
   void upload(const void* host);
   void download(void* host) const;
   template <typename T>
-  static DeviceBuffer from(const std::vector<T>& v) {
-    DeviceBuffer b;
+  static HostBuffer from(const std::vector<T>& v) {
+    HostBuffer b;
     const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
     b.bytes_.assign(bytes, bytes + v.size() * sizeof(T));
     return b;
@@ -47,16 +46,37 @@ class DeviceBuffer {
   std::vector<unsigned char> bytes_;
 };
 
-/// The emulated device: always one.
-inline int cuda_device_count() { return 1; }
+/// A kernel source built for the host. Throws dlc::Error with the compiler's output where it does
+/// not compile as host C++.
+class EmulatedKernel {
+ public:
+  explicit EmulatedKernel(const codegen::cuda::KernelSource& source);
 
-namespace test {
+  /// Builds those of `sources` not built yet in one compiler run (the kernels of a plan: a
+  /// compiler run costs about 0.3 s before its first kernel).
+  static void build_all(const std::vector<const codegen::cuda::KernelSource*>& sources);
+
+  /// Runs entry `entry` on a `grid` of blocks of `block` threads with `shared_bytes` of dynamic
+  /// shared memory; `args` in the entry's parameter order.
+  void launch(size_t entry, const int64_t (&grid)[3], const int (&block)[3], int shared_bytes,
+              std::vector<cuda::test::Arg>& args) const;
+
+ private:
+  void (*run_)(int entry, const long long* grid, const int* block, int shared_bytes, void** args) = nullptr;
+  size_t entries_ = 0;
+};
+
+}  // namespace dlc::emulation
+
+namespace dlc::cuda::test {
+
+/// The kernel tests' device, emulated: always one, with host buffers.
+using DeviceBuffer = emulation::HostBuffer;
+inline int cuda_device_count() { return 1; }
 
 /// As the GPU's run_kernels (cuda_test_util.h): `ks`'s entries in order, arguments bound by
 /// parameter name, "workspace" and "workspace+N" in a workspace of 0xff bytes, `grid0` the grid of
-/// entries that leave it 0. Throws dlc::Error with the compiler's output where `ks` does not
-/// compile as host C++.
+/// entries that leave it 0.
 void run_kernels(const codegen::cuda::KernelSource& ks, const Args& args, int64_t grid0 = 1);
 
-}  // namespace test
-}  // namespace dlc::cuda
+}  // namespace dlc::cuda::test

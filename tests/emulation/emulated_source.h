@@ -1,7 +1,6 @@
 // The C++ that runs an emitted kernel source emulated (cuda_shim.h): the source in a namespace of
 // its own with a shared-memory buffer, and `run(void** a)` launching its entries in order, each
-// parameter passed as the expression `argument(param)` gives (a cast of some a[i]), or
-// `run_grid(a, grid0)` where an entry's grid is left to the caller; and the main
+// parameter passed as the expression `argument(param)` gives (a cast of some a[i]); and the main
 // of the build-time programs that write such sources.
 #pragma once
 
@@ -27,22 +26,23 @@ inline std::string shared_as_static(std::string source) {
   return source;
 }
 
+/// "dim3(x, y, z)" of a launch's grid or block.
+template <typename T>
+std::string dim3_of(const T (&d)[3]) {
+  return "dim3(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
 inline std::string emulated(const codegen::cuda::KernelSource& ks, const std::string& ns,
                             const std::function<std::string(const std::string& param)>& argument) {
   std::string s = "namespace " + ns + " {\nalignas(128) unsigned char dlc_smem[kSharedBytes];\n" +
-                  shared_as_static(ks.source);
-  // grid0: the grid of entries whose launch leaves it 0 (multi-tensor kernels).
-  s += "\nvoid run_grid(void** a, unsigned grid0) {\n";
+                  shared_as_static(ks.source) + "\nvoid run(void** a) {\n";
   for (const codegen::cuda::KernelEntry& e : ks.entries) {
-    const codegen::cuda::LaunchConfig& l = e.launch;
-    s += "  launch(dim3(" + (l.grid[0] ? std::to_string(l.grid[0]) : std::string("grid0")) + ", " +
-         std::to_string(l.grid[1]) + ", " + std::to_string(l.grid[2]) + "), dim3(" +
-         std::to_string(l.block[0]) + ", " + std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) +
-         "), dlc_smem, " + std::to_string(l.shared_bytes) + ", [&] { " + e.name + "(";
+    s += "  launch(" + dim3_of(e.launch.grid) + ", " + dim3_of(e.launch.block) + ", dlc_smem, " +
+         std::to_string(e.launch.shared_bytes) + ", [&] { " + e.name + "(";
     for (size_t i = 0; i < e.params.size(); ++i) s += (i ? ", " : "") + argument(e.params[i]);
     s += "); });\n";
   }
-  return s + "}\nvoid run(void** a) { run_grid(a, 1); }\n}  // namespace " + ns + "\n";
+  return s + "}\n}  // namespace " + ns + "\n";
 }
 
 /// The main of a writer program `writer OUT.cc`: writes OUT.cc as a generated C++ file including

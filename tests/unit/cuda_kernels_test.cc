@@ -2,7 +2,7 @@
 // f16 and bf16 storage: inputs are rounded to the storage type, the reference runs in f32 on the
 // rounded values, and results are compared with a tolerance per storage type. In dlc_cuda_tests
 // every test skips with "no CUDA device" where no GPU is present (scripts/gpu_check.sh runs them on
-// a GPU); dlc_emulated_kernel_tests builds this file again with the host as the device
+// a GPU); dlc_emulated_gpu_tests builds this file again with the host as the device
 // (tests/emulation/emulated_device.h) and runs the same kernels emulated, everywhere.
 #include <gtest/gtest.h>
 

@@ -73,19 +73,7 @@ inline void run_kernels(const KernelSource& ks, const Args& args, int64_t grid0 
   DeviceBuffer workspace(size_t(std::max<int64_t>(ks.workspace_bytes, 256)));
   DLC_CUDA_CHECK(cudaMemset(workspace.get(), 0xff, workspace.bytes()));
   for (const KernelEntry& e : ks.entries) {
-    std::vector<Arg> values;
-    for (const std::string& p : e.params) {
-      if (p == "workspace") {
-        values.emplace_back(workspace.get());
-      } else if (p.rfind("workspace+", 0) == 0) {
-        values.emplace_back(
-            static_cast<void*>(static_cast<char*>(workspace.get()) + std::stoll(p.substr(10))));
-      } else {
-        auto it = args.find(p);
-        if (it == args.end()) throw Error("run_kernels: no argument '" + p + "' for " + e.name);
-        values.push_back(it->second);
-      }
-    }
+    std::vector<Arg> values = entry_args(e, args, workspace.get());
     std::vector<void*> pointers;
     for (Arg& a : values) pointers.push_back(std::visit([](auto& x) -> void* { return &x; }, a));
     const dim3 grid(unsigned(e.launch.grid[0] ? e.launch.grid[0] : grid0), unsigned(e.launch.grid[1]),

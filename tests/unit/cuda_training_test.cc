@@ -10,6 +10,10 @@
 // must refuse it with an error naming the missing device; the GPU cases then skip. The 16-bit plans'
 // convolutions, pooling and batch norm are channels-last (passes/channels_last.h, the default for
 // them) against the CPU's channels-first; CudaTrainingChannelsLast asks for it in fp32 too.
+// dlc_emulated_gpu_tests builds this file again with DLC_EMULATED_DEVICE: the CUDA plans then run
+// on the emulated device (tests/emulation/emulated_session.h: the generated kernels emulated, the
+// library calls as CPU kernels), where graph replay and timed cuDNN algorithms have no
+// counterpart and are not compared.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,9 +25,13 @@
 
 #include "dlc/error.h"
 #include "dlc/session.h"
+#include "runtime/plan/plan_values.h"
+#ifdef DLC_EMULATED_DEVICE
+#include "tests/emulation/emulated_session.h"
+#else
 #include "runtime/cuda/cudnn_calls.h"
 #include "runtime/cuda/device.h"
-#include "runtime/plan/plan_values.h"
+#endif
 #include "tests/unit/source_dir.h"
 #include "tools/driver/train_compile.h"
 #include "tools/driver/trainer.h"
@@ -76,11 +84,22 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 
 class CudaTraining : public ::testing::TestWithParam<TrainingCase> {};
 
+// Whether CUDA plans can run: on a GPU, or (DLC_EMULATED_DEVICE) on the emulated device, whose
+// session factory this installs.
+bool have_cuda_device() {
+#ifdef DLC_EMULATED_DEVICE
+  Session::set_cuda_session_factory(emulation::create_emulated_cuda_session);
+  return true;
+#else
+  return cuda::cuda_device_count() > 0;
+#endif
+}
+
 // Trains `c` on cuda:0 with `layout` against the CPU plan (channels-first); without a GPU, checks
 // that the session refuses the plan and skips.
 void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout) {
   const plan::Plan cuda_plan = training_plan(c, "cuda", layout);
-  if (cuda::cuda_device_count() == 0) {
+  if (!have_cuda_device()) {
     try {
       Session::create(cuda_plan);
       FAIL() << "a CUDA plan ran without a GPU";
@@ -96,6 +115,9 @@ void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout) {
   ASSERT_EQ(cpu.size(), 5u);
   const double tolerance = c.precision == "fp32" ? 1e-3 : 2e-2;  // 16-bit: rounding order differs
   expect_close(gpu, cpu, tolerance, "CUDA vs CPU");
+#ifdef DLC_EMULATED_DEVICE
+  return;  // no graph replay or timed algorithms to compare
+#endif
   expect_close(losses_of(c, cuda_plan, true), gpu, 1e-5, "CUDA Graph replay vs eager");
   // Timed cuDNN algorithms (--cudnn-benchmark) compute the same convolutions another way.
   if (c.model.rfind("cnn", 0) == 0 || c.model == "resnet")
@@ -112,6 +134,7 @@ TEST_P(CudaTrainingChannelsLast, LossesMatchTheChannelsFirstCpuPlan) {
   expect_cuda_matches_cpu(GetParam(), "nhwc");
 }
 
+#ifndef DLC_EMULATED_DEVICE
 // The key cuDNN's algorithm choice is cached under, for every cuDNN call of the cnn's plans (the
 // first GPU run found it read the string dtype as integers; this needs no GPU).
 TEST(CudnnProblemKey, EveryCudnnStepOfTheCnnPlansHasOne) {
@@ -135,6 +158,7 @@ TEST(CudnnProblemKey, EveryCudnnStepOfTheCnnPlansHasOne) {
     EXPECT_GT(keys.size(), 4u) << "problems of different calls and shapes have different keys";
   }
 }
+#endif
 
 INSTANTIATE_TEST_SUITE_P(
     Parity, CudaTraining,

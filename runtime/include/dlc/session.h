@@ -32,6 +32,10 @@ class Session {
   static std::unique_ptr<Session> load(const std::string& path, SessionOptions options = {});
   /// Takes a plan already in memory.
   static std::unique_ptr<Session> create(const plan::Plan& plan, SessionOptions options = {});
+  /// How create() makes the session of a CUDA plan: the CUDA runtime's, unless replaced (the test
+  /// suite's emulated device, tests/emulation/emulated_session.h); null restores it.
+  using CudaSessionFactory = std::unique_ptr<Session> (*)(const plan::Plan& plan, SessionOptions options);
+  static void set_cuda_session_factory(CudaSessionFactory factory);
   virtual ~Session() = default;
 
   struct Signature {

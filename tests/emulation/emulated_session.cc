@@ -1,0 +1,226 @@
+// The emulated CUDA session (emulated_session.h): runtime/cuda/cuda_session.cc's steps with host
+// memory, emulated kernels and CPU kernels for the library calls.
+#include "tests/emulation/emulated_session.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "codegen/cuda/multi_tensor.h"
+#include "codegen/cuda/step_binding.h"
+#include "dlc/error.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/cuda/device_memory.h"
+#include "runtime/cuda/kernel_launch.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/plan/plan_values.h"
+#include "tests/emulation/emulated_device.h"
+
+namespace dlc::emulation {
+
+namespace {
+
+struct HostCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
+struct LibraryStep {
+  cpu::KernelFn kernel = nullptr;
+  Attrs attrs;
+  std::unique_ptr<cpu::KernelContext> ctx;
+  std::unique_ptr<cpu::KernelState> state;
+};
+
+struct PreparedStep {
+  std::vector<HostCopy> copies;  // before the step
+  const EmulatedKernel* kernel = nullptr;
+  std::vector<std::pair<size_t, cuda::KernelLaunch>> launches;  // (entry, launch)
+  std::unique_ptr<LibraryStep> library;
+};
+
+class EmulatedCudaSession final : public Session {
+ public:
+  EmulatedCudaSession(const plan::Plan& p, SessionOptions) {
+    plan::validate_plan(p, "plan");
+    if (p.stages_size() != 1)
+      throw Error(fmt::format("plan has {} stages; this runtime runs single-stage plans", p.stages_size()));
+    const plan::Stage& st = p.stages(0);
+    layout_ = cuda::device_memory_layout(p, st, 0);
+    memory_ = HostBuffer(size_t(std::max<int64_t>(layout_.total_bytes, 256)));
+    arena_ = memory_.as<uint8_t>();
+    for (int i = 0; i < st.buffers_size(); ++i) {
+      const plan::Buffer& b = st.buffers(i);
+      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) {
+        state_index_[b.name()] = i;
+        state_names_.push_back(b.name());
+      }
+      types_.push_back(plan::buffer_type(b));
+      offsets_.push_back(b.offset());
+      if (b.init() >= 0) {
+        const plan::TensorValue& value = p.initial_values(b.init());
+        if (value.zeros())
+          std::memset(arena_ + b.offset(), 0, types_.back().bytes());
+        else
+          std::memcpy(arena_ + b.offset(), value.data().data(), value.data().size());
+      }
+    }
+    prepare_steps(p, st);
+    for (const auto* bindings : {&p.inputs(), &p.labels()})
+      for (const plan::Binding& b : *bindings) {
+        inputs_.push_back({b.name(), types_[size_t(b.buffer())]});
+        input_buffer_[b.name()] = b.buffer();
+      }
+    for (const plan::Binding& b : p.outputs()) {
+      outputs_.push_back({b.name(), types_[size_t(b.buffer())]});
+      output_buffer_[b.name()] = b.buffer();
+    }
+  }
+
+  const std::vector<Signature>& inputs() const override { return inputs_; }
+  const std::vector<Signature>& outputs() const override { return outputs_; }
+
+  void set_input(const std::string& name, const Tensor& value) override {
+    const auto it = input_buffer_.find(name);
+    if (it == input_buffer_.end()) throw Error(fmt::format("unknown input '{}'", name));
+    write(it->second, value, fmt::format("input '{}'", name));
+  }
+
+  void run() override {
+    for (PreparedStep& s : steps_) {
+      for (const HostCopy& c : s.copies) std::memmove(c.dst, c.src, c.bytes);
+      for (auto& [entry, l] : s.launches) s.kernel->launch(entry, l.grid, l.block, l.shared_bytes, l.args);
+      if (s.library) s.library->kernel(*s.library->ctx);
+    }
+  }
+
+  Tensor output(const std::string& name) const override {
+    const auto it = output_buffer_.find(name);
+    if (it == output_buffer_.end()) throw Error(fmt::format("unknown output '{}'", name));
+    return read(it->second);
+  }
+
+  std::vector<std::string> state_names() const override { return state_names_; }
+  Tensor read_state(const std::string& name) const override { return read(state_buffer(name)); }
+  void write_state(const std::string& name, const Tensor& value) override {
+    write(state_buffer(name), value, fmt::format("state '{}'", name));
+  }
+
+  std::string memory_report() const override { return "emulated cuda: " + layout_.describe(); }
+
+ private:
+  // The emulated kernels of the plan, built in one compiler run from their sources (each KERNEL
+  // step bound again as the compiler bound it).
+  void build_kernels(const plan::Plan& p, const plan::Stage& st) {
+    std::map<int, codegen::cuda::KernelSource> sources;  // by plan kernel
+    for (int i = 0; i < st.steps_size(); ++i) {
+      const plan::Step& s = st.steps(i);
+      const int index = s.cuda().kernel();
+      if (s.cuda().kind() != plan::CudaStep::KERNEL || sources.count(index)) continue;
+      const codegen::cuda::StepBinding binding = codegen::cuda::bind_cuda_step(p, st, i);
+      if (!binding.kernel || binding.kernel->name != p.cuda_kernels(index).name())
+        throw Error(fmt::format("step '{}': binding it again gives another kernel than the plan's {}",
+                                s.name(), p.cuda_kernels(index).name()));
+      sources.emplace(index, *binding.kernel);
+    }
+    std::vector<const codegen::cuda::KernelSource*> all;
+    for (const auto& [index, source] : sources) all.push_back(&source);
+    EmulatedKernel::build_all(all);
+    for (const auto& [index, source] : sources) kernels_[index] = std::make_unique<EmulatedKernel>(source);
+  }
+
+  void prepare_steps(const plan::Plan& p, const plan::Stage& st) {
+    build_kernels(p, st);
+    const cuda::DeviceRegions regions{arena_, arena_ + layout_.workspace_offset, layout_.workspace_bytes};
+    uint8_t* table = arena_ + layout_.table_offset;
+    for (int i = 0; i < st.steps_size(); ++i) {
+      const plan::Step& s = st.steps(i);
+      const plan::CudaStep& c = s.cuda();
+      PreparedStep ps;
+      auto address = [&](int32_t buffer) { return cuda::buffer_address(st, buffer, arena_); };
+      for (const plan::CudaCopy& copy : c.copies()) {
+        void* dst = address(s.outputs(copy.output()));
+        const void* src = address(s.inputs(copy.input()));
+        if (dst != src) ps.copies.push_back({dst, src, types_[size_t(s.outputs(copy.output()))].bytes()});
+      }
+      if (c.kind() == plan::CudaStep::KERNEL) {
+        ps.kernel = kernels_.at(c.kernel()).get();
+        cuda::KernelStep k = cuda::prepare_kernel_step(p, st, s, regions, table);
+        if (!k.table_rows.empty()) {
+          const size_t bytes = k.table_rows.size() * sizeof(codegen::cuda::MultiTensorEntry);
+          std::memcpy(table, k.table_rows.data(), bytes);
+          table += codegen::cuda::align256(int64_t(bytes));
+        }
+        const plan::CudaKernel& source = p.cuda_kernels(c.kernel());
+        for (cuda::KernelLaunch& l : k.launches) {
+          size_t entry = 0;
+          while (entry < size_t(source.entries_size()) && source.entries(int(entry)).name() != l.entry)
+            ++entry;
+          ps.launches.emplace_back(entry, std::move(l));
+        }
+      } else if (c.kind() == plan::CudaStep::LIBRARY) {
+        auto lib = std::make_unique<LibraryStep>();
+        lib->kernel = cpu::find_kernel(s.kernel());
+        if (!lib->kernel)
+          throw Error(fmt::format("step '{}' calls {}: no CPU kernel {} stands in for it", s.name(), c.call(),
+                                  s.kernel()));
+        lib->attrs = plan::from_proto(s.attrs(), fmt::format("step '{}'", s.name()));
+        lib->ctx.reset(new cpu::KernelContext{lib->attrs, {}, {}, &lib->state, s.name(), s.kernel()});
+        for (const auto* operands : {&s.inputs(), &s.outputs()})
+          for (int32_t buffer : *operands) {
+            cpu::TensorView view;
+            if (buffer >= 0)
+              view = {types_[size_t(buffer)].dtype, types_[size_t(buffer)].shape, address(buffer)};
+            (operands == &s.inputs() ? lib->ctx->inputs : lib->ctx->outputs).push_back(view);
+          }
+        ps.library = std::move(lib);
+      } else if (c.kind() == plan::CudaStep::HOST && c.call() == "copy") {
+        ps.copies.push_back(
+            {address(s.outputs(0)), address(s.inputs(0)), types_[size_t(s.outputs(0))].bytes()});
+      }
+      steps_.push_back(std::move(ps));
+    }
+  }
+
+  int state_buffer(const std::string& name) const {
+    const auto it = state_index_.find(name);
+    if (it == state_index_.end())
+      throw Error(fmt::format("the plan has no parameter or state named '{}'", name));
+    return it->second;
+  }
+
+  Tensor read(int buffer) const {
+    Tensor t(types_[size_t(buffer)]);
+    std::memcpy(t.bytes.data(), arena_ + offsets_[size_t(buffer)], t.bytes.size());
+    return t;
+  }
+
+  void write(int buffer, const Tensor& value, const std::string& what) {
+    if (value.type != types_[size_t(buffer)])
+      throw Error(
+          fmt::format("{}: expected {}, got {}", what, types_[size_t(buffer)].str(), value.type.str()));
+    std::memcpy(arena_ + offsets_[size_t(buffer)], value.bytes.data(), value.bytes.size());
+  }
+
+  cuda::DeviceMemoryLayout layout_;
+  HostBuffer memory_;
+  uint8_t* arena_ = nullptr;
+  std::vector<TensorType> types_;
+  std::vector<int64_t> offsets_;
+  std::map<int, std::unique_ptr<EmulatedKernel>> kernels_;
+  std::vector<PreparedStep> steps_;
+  std::vector<Signature> inputs_, outputs_;
+  std::map<std::string, int> input_buffer_, output_buffer_, state_index_;
+  std::vector<std::string> state_names_;
+};
+
+}  // namespace
+
+std::unique_ptr<Session> create_emulated_cuda_session(const plan::Plan& plan, SessionOptions options) {
+  return std::make_unique<EmulatedCudaSession>(plan, options);
+}
+
+}  // namespace dlc::emulation

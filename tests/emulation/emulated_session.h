@@ -1,0 +1,23 @@
+// A CUDA plan run on the emulated device (emulated_device.h), so that whole CUDA training steps
+// are checked where no GPU is: the plan's generated kernels run emulated from their sources (each
+// KERNEL step bound again with bind_cuda_step, the binding the compiler made), with the launches,
+// arguments and multi-tensor tables the CUDA session would give them (kernel_launch.h) in one host
+// allocation laid out as the device's (device_memory.h); a LIBRARY step (cuBLASLt, cuDNN) runs the
+// CPU kernel of its op and attributes instead, and a HOST step is an alias or a copy.
+#pragma once
+
+#include <memory>
+
+#include "dlc/session.h"
+
+namespace dlc::plan {
+class Plan;
+}
+
+namespace dlc::emulation {
+
+/// A session for `plan` (a single CUDA stage); SessionOptions' CUDA Graph and cuDNN benchmark
+/// choices change nothing here (they have no emulated counterpart).
+std::unique_ptr<Session> create_emulated_cuda_session(const plan::Plan& plan, SessionOptions options);
+
+}  // namespace dlc::emulation
