@@ -63,9 +63,10 @@ step "unit and bad-input tests under sanitizers"
 # and would take minutes there. The NVRTC compile of every kernel kind (CudaCodegenCompile.
 # CompilesForSm90, about 7 minutes under the sanitizers) runs NVRTC, which is not instrumented, on
 # sources the emitter tests build under the sanitizers too. The kernel tests on the emulated
-# device build each kernel with the host compiler, uninstrumented; their binary is not built here.
+# device build each kernel with the host compiler, uninstrumented; their binaries (the GPU tests'
+# and the conformance runner's) are not built here.
 ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-  -E '^(onnx_conformance|cli_gpu_train_bench_smoke|cli_cuda_compile_conformance|cli_conformance_plans_cuda|Parity/CudaTraining.*|AllKinds/CudaCodegenCompile\.CompilesForSm90/.*|dlc_emulated_gpu_tests_NOT_BUILT)$'
+  -E '^(onnx_conformance|onnx_conformance_cuda_emulated|cli_gpu_train_bench_smoke|cli_cuda_compile_conformance|cli_conformance_plans_cuda|Parity/CudaTraining.*|AllKinds/CudaCodegenCompile\.CompilesForSm90/.*|dlc_emulated_gpu_tests_NOT_BUILT)$'
 
 step "conformance subset under sanitizers"
 filters=${DLC_ASAN_CONFORMANCE:-test_add test_relu test_gemm test_matmul test_conv test_reshape test_slice \

@@ -103,11 +103,12 @@ StepBinding kernel_binding(KernelSource source) {
   return b;
 }
 
-using NamedOperands = std::initializer_list<std::pair<const char*, OperandRef>>;
+using NamedOperands = std::vector<std::pair<std::string, OperandRef>>;
 
-// Runs `emit`; `args` binds the kernel's parameters not named "inN" / "outN".
+// Runs `emit`; `args` binds the kernel's parameters not named "inN" / "outN", or names them
+// otherwise than positionally.
 template <typename Emit>
-StepBinding emitted(Emit&& emit, NamedOperands args = {}) {
+StepBinding emitted(Emit&& emit, const NamedOperands& args = {}) {
   StepBinding b = kernel_binding(emit());
   for (const auto& [param, operand] : args) b.args[param] = operand;
   return b;
@@ -176,20 +177,24 @@ StepBinding elementwise_program(const StepView& s, bool clip,
 }
 
 // An integer elementwise op (integer_elementwise_emitter.h): Mod's fmod attribute and Clip's present
-// bounds as the kernel's.
+// bounds as the kernel's. The kernel's operands are the present inputs in order (inK the K-th), so
+// a Clip by its max alone reads input 2 as in1.
 StepBinding integer_elementwise(const StepView& s) {
   IntegerElementwiseSpec spec{s.op(), {}, {}, s.attrs.i("fmod", 0) != 0};
+  NamedOperands present;
   for (int i = 0; i < s.num_inputs(); ++i) {
-    if (s.has_input(i))
+    if (s.has_input(i)) {
+      present.emplace_back(fmt::format("in{}", spec.operands.size()), input_operand(i));
       spec.operands.push_back(s.input(i));
-    else if (s.op() != "Clip")  // Clip's bounds are optional
+    } else if (s.op() != "Clip") {  // Clip's bounds are optional
       s.fail(fmt::format("input {} is absent", i));
+    }
   }
   spec.clip_min = s.has_input(1);
   spec.clip_max = s.has_input(2);
   if (s.num_outputs() != 1 || !s.has_output(0)) s.fail("expected one output");
   spec.out = s.output(0);
-  return emitted([&] { return emit_integer_elementwise(spec); });
+  return emitted([&] { return emit_integer_elementwise(spec); }, present);
 }
 
 // One IR elementwise op as a one-instruction expression program (integer operands take the integer

@@ -9,7 +9,8 @@
 // copy of each compiled case's folder with the plan of each data set beside its .pb files
 // (`plan.dlcplan`); `--data DIR --precompiled` then runs those plans instead of compiling
 // (scripts/gpu_bundle.sh and scripts/gpu_check.sh do this). On CUDA the known failures (the
-// CPU's) may pass.
+// CPU's) may pass. Built with DLC_EMULATED_DEVICE (onnx_conformance_emulated), CUDA plans run on
+// the emulated device (tests/emulation/emulated_session.h) instead of a GPU.
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
@@ -27,6 +28,9 @@
 #include "ir/printer.h"
 #include "runtime/plan/plan_file.h"
 #include "tools/driver/compile.h"
+#ifdef DLC_EMULATED_DEVICE
+#include "tests/emulation/emulated_session.h"
+#endif
 
 namespace fs = std::filesystem;
 using namespace dlc;
@@ -225,6 +229,9 @@ std::map<std::string, std::string> read_known_failures(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef DLC_EMULATED_DEVICE
+  Session::set_cuda_session_factory(emulation::create_emulated_cuda_session);
+#endif
   std::string data = "/usr/share/libonnx-testdata/data", known_path, filter;
   bool verbose = false;
   RunMode mode;

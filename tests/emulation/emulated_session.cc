@@ -6,7 +6,6 @@
 
 #include <cstring>
 #include <map>
-#include <optional>
 
 #include "codegen/cuda/multi_tensor.h"
 #include "codegen/cuda/step_binding.h"
