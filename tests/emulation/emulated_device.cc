@@ -42,30 +42,21 @@ std::string tag_of(const codegen::cuda::KernelSource& ks) {
   return hex;
 }
 
-// The host C++ of `ks` named `tag`: the source in namespace dlc::emulation::TAG (static
-// __shared__ arrays made static, emulated_source.h; no extern "C", so that sources of one batch
-// may share kernel names), and an entry point dlc_emulated_TAG launching entry `entry`, each
+// The host C++ of `ks` named `tag`: the source in namespace dlc::emulation::TAG
+// (emulated_source.h), and an entry point dlc_emulated_TAG launching entry `entry`, each
 // parameter converted from its Arg (cuda_shim.h's ArgValue).
 std::string host_text(const codegen::cuda::KernelSource& ks, const std::string& tag) {
-  std::string source = shared_as_static(ks.source);
-  for (size_t at; (at = source.find("extern \"C\" ")) != std::string::npos;) source.erase(at, 11);
-  std::string s = "// Emulated " + ks.name + "\nnamespace dlc::emulation::" + tag +
-                  " {\nalignas(128) unsigned char dlc_smem[kSharedBytes];\n" + source +
-                  "\n}  // namespace\n" + "extern \"C\" void dlc_emulated_" + tag +
+  std::string s = "// Emulated " + ks.name + "\n" + emulated_source(ks, "dlc::emulation::" + tag) +
+                  "extern \"C\" void dlc_emulated_" + tag +
                   "(int entry, const long long* g, const int* b, int shared, void** a) {\n"
                   "  namespace k = ::dlc::emulation::" +
                   tag + ";\n  switch (entry) {\n";
-  for (size_t i = 0; i < ks.entries.size(); ++i) {
-    const codegen::cuda::KernelEntry& e = ks.entries[i];
-    s += "    case " + std::to_string(i) +
-         ":\n      ::dlc::emulation::launch(dim3(g[0], g[1], g[2]), dim3(b[0], b[1], b[2]), k::dlc_smem, "
-         "shared, "
-         "[&] { k::" +
-         e.name + "(";
-    for (size_t p = 0; p < e.params.size(); ++p)
-      s += (p ? ", " : "") + std::string("::dlc::emulation::ArgValue{a[") + std::to_string(p) + "]}";
-    s += "); });\n      break;\n";
-  }
+  for (size_t i = 0; i < ks.entries.size(); ++i)
+    s += "    case " + std::to_string(i) + ":\n      " +
+         launch_statement(
+             ks.entries[i], "k::", "dim3(g[0], g[1], g[2])", "dim3(b[0], b[1], b[2])", "shared",
+             [](size_t k) { return "::dlc::emulation::ArgValue{a[" + std::to_string(k) + "]}"; }) +
+         "\n      break;\n";
   return s + "  }\n}\n";
 }
 

@@ -37,7 +37,7 @@ struct LibraryStep {
 struct PreparedStep {
   std::vector<HostCopy> copies;  // before the step
   const EmulatedKernel* kernel = nullptr;
-  std::vector<std::pair<size_t, cuda::KernelLaunch>> launches;  // (entry, launch)
+  std::vector<cuda::KernelLaunch> launches;  // launches[e] of entry e
   std::unique_ptr<LibraryStep> library;
 };
 
@@ -91,7 +91,10 @@ class EmulatedCudaSession final : public Session {
   void run() override {
     for (PreparedStep& s : steps_) {
       for (const HostCopy& c : s.copies) std::memmove(c.dst, c.src, c.bytes);
-      for (auto& [entry, l] : s.launches) s.kernel->launch(entry, l.grid, l.block, l.shared_bytes, l.args);
+      for (size_t e = 0; e < s.launches.size(); ++e) {
+        cuda::KernelLaunch& l = s.launches[e];
+        s.kernel->launch(e, l.grid, l.block, l.shared_bytes, l.args);
+      }
       if (s.library) s.library->kernel(*s.library->ctx);
     }
   }
@@ -153,13 +156,7 @@ class EmulatedCudaSession final : public Session {
           std::memcpy(table, k.table_rows.data(), bytes);
           table += codegen::cuda::align256(int64_t(bytes));
         }
-        const plan::CudaKernel& source = p.cuda_kernels(c.kernel());
-        for (cuda::KernelLaunch& l : k.launches) {
-          size_t entry = 0;
-          while (entry < size_t(source.entries_size()) && source.entries(int(entry)).name() != l.entry)
-            ++entry;
-          ps.launches.emplace_back(entry, std::move(l));
-        }
+        ps.launches = std::move(k.launches);  // one per entry, in entry order
       } else if (c.kind() == plan::CudaStep::LIBRARY) {
         auto lib = std::make_unique<LibraryStep>();
         lib->kernel = cpu::find_kernel(s.kernel());

@@ -32,16 +32,38 @@ std::string dim3_of(const T (&d)[3]) {
   return "dim3(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
 }
 
+/// `ks`'s source as host C++ in namespace `ns`, after the shared-memory buffer its launches pass
+/// (dlc_smem): static __shared__ arrays made static, and no extern "C", so that kernels of two
+/// sources in one file may share a name.
+inline std::string emulated_source(const codegen::cuda::KernelSource& ks, const std::string& ns) {
+  std::string source = shared_as_static(ks.source);
+  for (size_t at; (at = source.find("extern \"C\" ")) != std::string::npos;) source.erase(at, 11);
+  return "namespace " + ns + " {\nalignas(128) unsigned char dlc_smem[kSharedBytes];\n" + source +
+         "\n}  // namespace " + ns + "\n";
+}
+
+/// The statement that launches entry `e` emulated on `grid` and `block` (dim3 expressions) with
+/// `shared` bytes of dynamic shared memory, parameter k passed as `argument(k)`; `scope` prefixes
+/// the names of the source's namespace (emulated_source) where the statement stands outside it.
+inline std::string launch_statement(const codegen::cuda::KernelEntry& e, const std::string& scope,
+                                    const std::string& grid, const std::string& block,
+                                    const std::string& shared,
+                                    const std::function<std::string(size_t k)>& argument) {
+  std::string s = "::dlc::emulation::launch(" + grid + ", " + block + ", " + scope + "dlc_smem, " + shared +
+                  ", [&] { " + scope + e.name + "(";
+  for (size_t k = 0; k < e.params.size(); ++k) s += (k ? ", " : "") + argument(k);
+  return s + "); });";
+}
+
 inline std::string emulated(const codegen::cuda::KernelSource& ks, const std::string& ns,
                             const std::function<std::string(const std::string& param)>& argument) {
-  std::string s = "namespace " + ns + " {\nalignas(128) unsigned char dlc_smem[kSharedBytes];\n" +
-                  shared_as_static(ks.source) + "\nvoid run(void** a) {\n";
-  for (const codegen::cuda::KernelEntry& e : ks.entries) {
-    s += "  launch(" + dim3_of(e.launch.grid) + ", " + dim3_of(e.launch.block) + ", dlc_smem, " +
-         std::to_string(e.launch.shared_bytes) + ", [&] { " + e.name + "(";
-    for (size_t i = 0; i < e.params.size(); ++i) s += (i ? ", " : "") + argument(e.params[i]);
-    s += "); });\n";
-  }
+  std::string s = emulated_source(ks, ns) + "namespace " + ns + " {\nvoid run(void** a) {\n";
+  for (const codegen::cuda::KernelEntry& e : ks.entries)
+    s += "  " +
+         launch_statement(e, "", dim3_of(e.launch.grid), dim3_of(e.launch.block),
+                          std::to_string(e.launch.shared_bytes),
+                          [&](size_t k) { return argument(e.params[k]); }) +
+         "\n";
   return s + "}\n}  // namespace " + ns + "\n";
 }
 
