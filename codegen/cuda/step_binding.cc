@@ -22,6 +22,7 @@
 #include "codegen/cuda/gather_elements_emitter.h"
 #include "codegen/cuda/integer_elementwise_emitter.h"
 #include "codegen/cuda/layer_norm_emitter.h"
+#include "codegen/cuda/library_call_form.h"
 #include "codegen/cuda/multi_tensor.h"
 #include "codegen/cuda/optimizer_emitter.h"
 #include "codegen/cuda/reduce_emitter.h"
@@ -856,6 +857,8 @@ StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int
       if (it == table.end()) s.fail("no generated kernel or library call implements this op");
       b = it->second(s);
     }
+    // A library call the runtime would refuse has no CUDA path.
+    if (b.kind == StepBinding::Kind::Library) check_library_call(b.call, b.params, "library call");
   } catch (const NoCudaPath&) {
     throw;
   } catch (const Error& e) {

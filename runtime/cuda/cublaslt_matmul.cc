@@ -12,6 +12,10 @@
 
 namespace dlc::cuda {
 
+using codegen::cuda::gemm_problem;
+using codegen::cuda::GemmMatrix;
+using codegen::cuda::GemmProblem;
+
 namespace {
 
 cudaDataType_t cuda_data_type(const std::string& dtype, const std::string& what) {

@@ -9,8 +9,8 @@
 
 #include <string>
 
+#include "codegen/cuda/gemm_problem.h"
 #include "dlc/attributes.h"
-#include "runtime/cuda/gemm_problem.h"
 #include "runtime/cuda/library_call.h"
 #include "runtime/cuda/owned_handle.h"
 

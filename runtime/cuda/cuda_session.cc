@@ -264,8 +264,7 @@ class CudaSession final : public Session {
           break;
         case plan::CudaStep::LIBRARY:
           ps.library = library_calls_[size_t(i)].get();
-          for (int k = 0; k < s.inputs_size(); ++k) ps.operands.inputs.push_back(address(s.inputs(k)));
-          for (int k = 0; k < s.outputs_size(); ++k) ps.operands.outputs.push_back(address(s.outputs(k)));
+          ps.operands = library_operands(st, s, arena_);
           break;
         case plan::CudaStep::HOST:
           if (c.call() == "copy")

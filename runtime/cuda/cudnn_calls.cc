@@ -9,13 +9,20 @@
 #include <map>
 
 #include "codegen/cuda/kernel_source.h"
+#include "codegen/cuda/library_call_form.h"
+#include "codegen/cuda/window_geometry.h"
 #include "dlc/channels_last.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/owned_handle.h"
-#include "runtime/cuda/window_geometry.h"
 
 namespace dlc::cuda {
+
+using codegen::cuda::cudnn_dims;
+using codegen::cuda::operand_dims;
+using codegen::cuda::packed_strides;
+using codegen::cuda::window_geometry;
+using codegen::cuda::WindowGeometry;
 
 namespace {
 
@@ -32,13 +39,6 @@ cudnnDataType_t data_type(const std::string& dtype, const std::string& what) {
   if (dtype == "f16") return CUDNN_DATA_HALF;
   if (dtype == "bf16") return CUDNN_DATA_BFLOAT16;
   throw Error(fmt::format("{}: cuDNN calls on {} are not supported (f32, f16, bf16)", what, dtype));
-}
-
-// A step operand's dims in the op's channels-first order (N, C, spatial…): a channels-last
-// step's operands of rank 3 or more are stored (N, spatial…, C) (dlc/channels_last.h).
-Shape operand_dims(const Attrs& params, const std::string& name) {
-  const Shape& dims = params.ints(name);
-  return is_channels_last(params) ? channels_first_dims(dims) : dims;
 }
 
 // A packed tensor of channels-first `dims`, stored in that order or (`channels_last`) with the
@@ -289,17 +289,11 @@ class Pooling final : public LibraryCall {
   Pooling(LibraryHandles& handles, const Attrs& params, const std::string& what, bool backward)
       : h_(static_cast<cudnnHandle_t>(handles.cudnn())), backward_(backward) {
     const cudnnDataType_t type = data_type(params.s("dtype"), what);
-    max_ = params.s("mode", "") == "max";
-    if (!max_ && params.s("mode", "") != "average")
-      throw Error(fmt::format("{}: pooling mode '{}' is not max or average", what, params.s("mode", "")));
-    if (!backward && params.has("output1_dims"))
-      throw Error(fmt::format("{}: MaxPool's indices are not supported on CUDA", what));
+    max_ = params.s("mode", "") == "max";  // or "average" (library_call_form.h)
     // Forward (x) -> y; backward max (dy, x) -> dx; backward average (dy) -> dx.
     const Shape x = backward ? operand_dims(params, "output0_dims") : operand_dims(params, "input0_dims");
     const Shape y = backward ? operand_dims(params, "input0_dims") : operand_dims(params, "output0_dims");
     const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
-    for (int d : g.dilations)
-      if (d != 1) throw Error(fmt::format("{}: dilated pooling is not supported on CUDA", what));
     xd_ = tensor_desc(type, window_dims(x, g), is_channels_last(params));
     yd_ = tensor_desc(type, window_dims(y, g), is_channels_last(params));
     cudnnPoolingDescriptor_t p = nullptr;
@@ -351,17 +345,6 @@ class BatchNorm final : public LibraryCall {
       : h_(static_cast<cudnnHandle_t>(handles.cudnn())), kind_(kind) {
     const cudnnDataType_t type = data_type(params.s("dtype"), what);
     const Shape x = operand_dims(params, kind == Kind::Backward ? "input1_dims" : "input0_dims");
-    if (x.size() < 2) throw Error(fmt::format("{}: batch normalization needs N x C x …", what));
-    // The f32 operands: scale, bias, mean, var (inputs 1-4) forward; scale (input 2) backward,
-    // whose inputs are dy, x, scale, y.
-    for (int i = kind == Kind::Backward ? 2 : 1; i <= (kind == Kind::Backward ? 2 : 4); ++i)
-      if (params.s(fmt::format("input{}_dtype", i), "f32") != "f32" && type != CUDNN_DATA_FLOAT)
-        throw Error(fmt::format("{}: cuDNN needs f32 scale, bias and statistics with 16-bit data", what));
-    if (kind == Kind::Training && params.i("running_var_unbiased", 0) == 0 && params.has("output2_dims"))
-      throw Error(
-          fmt::format("{}: cuDNN updates the running variance with the unbiased batch variance; this model "
-                      "asks for the biased one",
-                      what));
     epsilon_ = params.f("epsilon", 1e-5);
     if (epsilon_ < CUDNN_BN_MIN_EPSILON)
       throw Error(fmt::format("{}: epsilon {} is below cuDNN's minimum", what, epsilon_));

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cuda/library_call_form.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/cublaslt_matmul.h"
+#include "runtime/cuda/kernel_launch.h"
 
 #if DLC_HAVE_CUDNN
 #include <cudnn.h>
@@ -14,6 +16,13 @@
 #endif
 
 namespace dlc::cuda {
+
+LibraryOperands library_operands(const plan::Stage& stage, const plan::Step& step, uint8_t* arena) {
+  LibraryOperands o;
+  for (int32_t buffer : step.inputs()) o.inputs.push_back(buffer_address(stage, buffer, arena));
+  for (int32_t buffer : step.outputs()) o.outputs.push_back(buffer_address(stage, buffer, arena));
+  return o;
+}
 
 LibraryHandles::~LibraryHandles() {
   if (cublaslt_) cublasLtDestroy(cublaslt_);
@@ -50,6 +59,7 @@ bool implements_library_call(const std::string& call) {
 
 std::unique_ptr<LibraryCall> make_library_call(LibraryHandles& handles, const std::string& call,
                                                const Attrs& params, const std::string& what) {
+  codegen::cuda::check_library_call(call, params, what);
   if (call == "cublasLt.matmul") return std::make_unique<CublasLtMatmul>(handles, params, what);
 #if DLC_HAVE_CUDNN
   if (is_cudnn_call(call)) return make_cudnn_call(handles, call, params, what);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dlc/attributes.h"
+#include "runtime/plan/plan.pb.h"
 
 namespace dlc::cuda {
 
@@ -22,6 +23,9 @@ struct LibraryOperands {
   void* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   void* output(size_t i) const { return i < outputs.size() ? outputs[i] : nullptr; }
 };
+
+/// The operands of `step` (a LIBRARY step of `stage`) with the stage's buffers at `arena`.
+LibraryOperands library_operands(const plan::Stage& stage, const plan::Step& step, uint8_t* arena);
 
 class LibraryCall {
  public:

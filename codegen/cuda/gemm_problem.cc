@@ -1,12 +1,12 @@
 // Row-major MatMul -> column-major cuBLASLt GEMM (gemm_problem.h).
-#include "runtime/cuda/gemm_problem.h"
+#include "codegen/cuda/gemm_problem.h"
 
 #include <fmt/format.h>
 
 #include "dlc/error.h"
 #include "dlc/tensor.h"
 
-namespace dlc::cuda {
+namespace dlc::codegen::cuda {
 
 namespace {
 
@@ -68,4 +68,4 @@ GemmProblem gemm_problem(const Attrs& params, const std::string& what) {
   return p;
 }
 
-}  // namespace dlc::cuda
+}  // namespace dlc::codegen::cuda

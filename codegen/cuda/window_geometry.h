@@ -12,7 +12,7 @@
 #include "dlc/attributes.h"
 #include "dlc/tensor.h"
 
-namespace dlc::cuda {
+namespace dlc::codegen::cuda {
 
 struct WindowGeometry {
   std::vector<int> window, pads, strides, dilations;  // per spatial dim, at least 2
@@ -32,4 +32,4 @@ std::vector<int> cudnn_dims(const Shape& dims, size_t rank = 4);
 /// that order, or with `channels_last` with the channels innermost (N, spatial…, C: cuDNN's NHWC).
 std::vector<int> packed_strides(const std::vector<int>& dims, bool channels_last);
 
-}  // namespace dlc::cuda
+}  // namespace dlc::codegen::cuda

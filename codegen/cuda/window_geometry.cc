@@ -1,12 +1,12 @@
 // cuDNN window geometry (window_geometry.h).
-#include "runtime/cuda/window_geometry.h"
+#include "codegen/cuda/window_geometry.h"
 
 #include <fmt/format.h>
 
 #include "dlc/channels_last.h"
 #include "dlc/error.h"
 
-namespace dlc::cuda {
+namespace dlc::codegen::cuda {
 
 WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape& out, const Shape& window,
                                const std::string& what) {
@@ -59,4 +59,4 @@ std::vector<int> packed_strides(const std::vector<int>& dims, bool channels_last
   return strides;
 }
 
-}  // namespace dlc::cuda
+}  // namespace dlc::codegen::cuda

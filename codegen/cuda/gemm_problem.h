@@ -10,7 +10,7 @@
 
 #include "dlc/attributes.h"
 
-namespace dlc::cuda {
+namespace dlc::codegen::cuda {
 
 /// One stored column-major matrix: rows x cols, leading dimension ld, batch stride in elements
 /// (0: every batch reads the same matrix).
@@ -33,4 +33,4 @@ struct GemmProblem {
 /// are neither equal nor one-sided (a partial broadcast).
 GemmProblem gemm_problem(const Attrs& params, const std::string& what);
 
-}  // namespace dlc::cuda
+}  // namespace dlc::codegen::cuda
