@@ -1,5 +1,6 @@
 // The emulated CUDA session (emulated_session.h): runtime/cuda/cuda_session.cc's steps with host
-// memory, emulated kernels and CPU kernels for the library calls.
+// memory, emulated kernels, and the runtime's own library calls against the emulated cuBLASLt and
+// cuDNN (emulated_cublaslt.cc, emulated_cudnn.cc).
 #include "tests/emulation/emulated_session.h"
 
 #include <fmt/format.h>
@@ -10,9 +11,9 @@
 #include "codegen/cuda/multi_tensor.h"
 #include "codegen/cuda/step_binding.h"
 #include "dlc/error.h"
-#include "runtime/cpu/kernel.h"
 #include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/kernel_launch.h"
+#include "runtime/cuda/library_call.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
 #include "tests/emulation/emulated_device.h"
@@ -27,28 +28,35 @@ struct HostCopy {
   size_t bytes = 0;
 };
 
-struct LibraryStep {
-  cpu::KernelFn kernel = nullptr;
-  Attrs attrs;
-  std::unique_ptr<cpu::KernelContext> ctx;
-  std::unique_ptr<cpu::KernelState> state;
-};
-
 struct PreparedStep {
   std::vector<HostCopy> copies;  // before the step
   const EmulatedKernel* kernel = nullptr;
   std::vector<cuda::KernelLaunch> launches;  // launches[e] of entry e
-  std::unique_ptr<LibraryStep> library;
+  const cuda::LibraryCall* library = nullptr;
+  cuda::LibraryOperands operands;  // library
 };
 
 class EmulatedCudaSession final : public Session {
  public:
-  EmulatedCudaSession(const plan::Plan& p, SessionOptions) {
+  EmulatedCudaSession(const plan::Plan& p, SessionOptions options) {
     plan::validate_plan(p, "plan");
     if (p.stages_size() != 1)
       throw Error(fmt::format("plan has {} stages; this runtime runs single-stage plans", p.stages_size()));
     const plan::Stage& st = p.stages(0);
-    layout_ = cuda::device_memory_layout(p, st, 0);
+    // Library calls first, as the CUDA session makes them: their scratch sizes the workspace.
+    handles_ = std::make_unique<cuda::LibraryHandles>(nullptr, options.cudnn_benchmark);
+    int64_t library_workspace = 0;
+    for (const plan::Step& s : st.steps()) {
+      std::unique_ptr<cuda::LibraryCall> call;
+      if (s.cuda().kind() == plan::CudaStep::LIBRARY) {
+        const std::string what = fmt::format("step '{}'", s.name());
+        call = cuda::make_library_call(*handles_, s.cuda().call(), plan::from_proto(s.cuda().params(), what),
+                                       what);
+        library_workspace = std::max(library_workspace, int64_t(call->workspace_bytes()));
+      }
+      library_calls_.push_back(std::move(call));
+    }
+    layout_ = cuda::device_memory_layout(p, st, library_workspace);
     memory_ = HostBuffer(size_t(std::max<int64_t>(layout_.total_bytes, 256)));
     arena_ = memory_.as<uint8_t>();
     for (int i = 0; i < st.buffers_size(); ++i) {
@@ -95,7 +103,7 @@ class EmulatedCudaSession final : public Session {
         cuda::KernelLaunch& l = s.launches[e];
         s.kernel->launch(e, l.grid, l.block, l.shared_bytes, l.args);
       }
-      if (s.library) s.library->kernel(*s.library->ctx);
+      if (s.library) s.library->run(s.operands, workspace_, nullptr);
     }
   }
 
@@ -158,27 +166,15 @@ class EmulatedCudaSession final : public Session {
         }
         ps.launches = std::move(k.launches);  // one per entry, in entry order
       } else if (c.kind() == plan::CudaStep::LIBRARY) {
-        auto lib = std::make_unique<LibraryStep>();
-        lib->kernel = cpu::find_kernel(s.kernel());
-        if (!lib->kernel)
-          throw Error(fmt::format("step '{}' calls {}: no CPU kernel {} stands in for it", s.name(), c.call(),
-                                  s.kernel()));
-        lib->attrs = plan::from_proto(s.attrs(), fmt::format("step '{}'", s.name()));
-        lib->ctx.reset(new cpu::KernelContext{lib->attrs, {}, {}, &lib->state, s.name(), s.kernel()});
-        for (const auto* operands : {&s.inputs(), &s.outputs()})
-          for (int32_t buffer : *operands) {
-            cpu::TensorView view;
-            if (buffer >= 0)
-              view = {types_[size_t(buffer)].dtype, types_[size_t(buffer)].shape, address(buffer)};
-            (operands == &s.inputs() ? lib->ctx->inputs : lib->ctx->outputs).push_back(view);
-          }
-        ps.library = std::move(lib);
+        ps.library = library_calls_[size_t(i)].get();
+        ps.operands = cuda::library_operands(st, s, arena_);
       } else if (c.kind() == plan::CudaStep::HOST && c.call() == "copy") {
         ps.copies.push_back(
             {address(s.outputs(0)), address(s.inputs(0)), types_[size_t(s.outputs(0))].bytes()});
       }
       steps_.push_back(std::move(ps));
     }
+    workspace_ = regions.workspace;
   }
 
   int state_buffer(const std::string& name) const {
@@ -206,6 +202,9 @@ class EmulatedCudaSession final : public Session {
   uint8_t* arena_ = nullptr;
   std::vector<TensorType> types_;
   std::vector<int64_t> offsets_;
+  std::unique_ptr<cuda::LibraryHandles> handles_;
+  std::vector<std::unique_ptr<cuda::LibraryCall>> library_calls_;  // per step; null for the others
+  void* workspace_ = nullptr;
   std::map<int, std::unique_ptr<EmulatedKernel>> kernels_;
   std::vector<PreparedStep> steps_;
   std::vector<Signature> inputs_, outputs_;

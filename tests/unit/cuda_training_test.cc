@@ -1,23 +1,26 @@
 // Whole training steps on the GPU: a parity model's training plan (the mlp in each precision; the
 // cnn, whose convolutions, pooling and batch norm are cuDNN calls, in each precision; cnn_bias,
 // whose convolution bias gradients are gathered reductions and whose average pooling has both
-// padding modes, in each precision; resnet, whose residual Adds run in half under bf16, in fp32 and bf16;
-// the transformer in fp32 and bf16) compiled for cuda:0 and for the CPU
-// trains 5 steps on the same batches with the same losses; a CUDA Graph replay gives the eager CUDA run's
-// losses (up to the order of the embedding backward's atomic adds), and the cnns' and resnet's with timed
-// cuDNN algorithms
-// (--cudnn-benchmark) match the CPU's too. Without a GPU the CUDA plan still compiles (NVRTC) and the session
-// must refuse it with an error naming the missing device; the GPU cases then skip. The 16-bit plans'
-// convolutions, pooling and batch norm are channels-last (passes/channels_last.h, the default for
-// them) against the CPU's channels-first; CudaTrainingChannelsLast asks for it in fp32 too.
+// padding modes, in each precision; resnet, whose residual Adds run in half under bf16, in fp32
+// and bf16; the transformer in fp32 and bf16) compiled for cuda:0 and for the CPU trains 5 steps on
+// the same batches with the same losses and ends with the same state (parameters, optimizer
+// moments, running statistics). A CUDA Graph replay gives the eager CUDA run's losses (up to the
+// order of the embedding backward's atomic adds), and the cnns' and resnet's with timed cuDNN
+// algorithms (--cudnn-benchmark) match the CPU's too. Without a GPU the CUDA plan still compiles
+// (NVRTC) and the session must refuse it with an error naming the missing device; the GPU cases
+// then skip. The 16-bit plans' convolutions, pooling and batch norm are channels-last
+// (passes/channels_last.h, the default for them) against the CPU's channels-first;
+// CudaTrainingChannelsLast asks for it in fp32 too.
 // dlc_emulated_gpu_tests builds this file again with DLC_EMULATED_DEVICE: the CUDA plans then run
 // on the emulated device (tests/emulation/emulated_session.h: the generated kernels emulated, the
-// library calls as CPU kernels), where graph replay and timed cuDNN algorithms have no
-// counterpart and are not compared.
+// runtime's library calls against the emulated cuBLASLt and cuDNN), where graph replay and timed
+// cuDNN algorithms have no counterpart and are not compared.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <ostream>
 #include <set>
 #include <string>
@@ -32,7 +35,9 @@
 #include "runtime/cuda/cudnn_calls.h"
 #include "runtime/cuda/device.h"
 #endif
+#include "tests/emulation/host_elements.h"
 #include "tests/unit/source_dir.h"
+#include "tools/driver/checkpoint.h"
 #include "tools/driver/train_compile.h"
 #include "tools/driver/trainer.h"
 
@@ -62,17 +67,27 @@ plan::Plan training_plan(const TrainingCase& c, const std::string& device,
   return driver::compile_training(data_dir(c) + "/model.onnx", options).plan;
 }
 
-std::vector<double> losses_of(const TrainingCase& c, const plan::Plan& plan, bool cuda_graph = false,
-                              bool cudnn_benchmark = false) {
+// What 5 training steps give: each step's loss and the session's state at the end (parameters,
+// optimizer moments, running statistics), from the checkpoint the run writes.
+struct Trained {
+  std::vector<double> losses;
+  std::map<std::string, Tensor> state;
+};
+
+Trained train(const TrainingCase& c, const plan::Plan& plan, bool cuda_graph = false,
+              bool cudnn_benchmark = false) {
   driver::TrainOptions options;
   options.data = data_dir(c) + "/data.npz";
   options.steps = 5;
   options.cuda_graph = cuda_graph;
   options.cudnn_benchmark = cudnn_benchmark;
-  std::vector<double> losses;
-  options.on_step = [&](int64_t, int64_t, double loss, double) { losses.push_back(loss); };
+  options.save = ::testing::TempDir() + "cuda_training_" + c.model + "_" + c.precision + ".npz";
+  Trained t;
+  options.on_step = [&](int64_t, int64_t, double loss, double) { t.losses.push_back(loss); };
   driver::train_plan(plan, c.model, options);
-  return losses;
+  t.state = driver::read_checkpoint(options.save).state;
+  std::remove(options.save.c_str());
+  return t;
 }
 
 void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tolerance,
@@ -80,6 +95,34 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_NEAR(got[i], want[i], tolerance * std::max(1.0, std::abs(want[i]))) << what << ", step " << i + 1;
+}
+
+std::vector<double> values_of(const Tensor& t) {
+  std::vector<double> v(size_t(t.type.numel()));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = emulation::load_element(t.type.dtype, t.bytes.data(), int64_t(i));
+  return v;
+}
+
+// Every state value of `want` is in `got` with the same type, and the two differ by at most
+// `tolerance` of `want`'s norm (elementwise comparison would be too strict: Adam moves a weight
+// whose gradient is near zero by its whole step either way, so a rounding difference in such a
+// gradient moves it by twice the learning rate).
+void expect_state_close(const std::map<std::string, Tensor>& got, const std::map<std::string, Tensor>& want,
+                        double tolerance, const std::string& what) {
+  ASSERT_FALSE(want.empty()) << what;
+  for (const auto& [name, value] : want) {
+    const auto it = got.find(name);
+    ASSERT_NE(it, got.end()) << what << ": no state '" << name << "'";
+    ASSERT_EQ(it->second.type, value.type) << what << ": state '" << name << "'";
+    const std::vector<double> g = values_of(it->second), w = values_of(value);
+    double difference = 0, norm = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      difference += (g[i] - w[i]) * (g[i] - w[i]);
+      norm += w[i] * w[i];
+    }
+    EXPECT_LE(std::sqrt(difference), tolerance * std::sqrt(norm)) << what << ": state '" << name << "'";
+  }
 }
 
 class CudaTraining : public ::testing::TestWithParam<TrainingCase> {};
@@ -110,18 +153,21 @@ void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout) {
     }
     GTEST_SKIP() << "no CUDA device";
   }
-  const std::vector<double> cpu = losses_of(c, training_plan(c, "cpu", "nchw"));
-  const std::vector<double> gpu = losses_of(c, cuda_plan);
-  ASSERT_EQ(cpu.size(), 5u);
+  const Trained cpu = train(c, training_plan(c, "cpu", "nchw"));
+  const Trained gpu = train(c, cuda_plan);
+  ASSERT_EQ(cpu.losses.size(), 5u);
   const double tolerance = c.precision == "fp32" ? 1e-3 : 2e-2;  // 16-bit: rounding order differs
-  expect_close(gpu, cpu, tolerance, "CUDA vs CPU");
+  expect_close(gpu.losses, cpu.losses, tolerance, "CUDA vs CPU");
+  // The state after 5 steps, to a fraction of each value's norm: at most 2.2e-6 in fp32 and 0.09 in
+  // 16-bit (an Adam moment of upsample bf16) on the emulated device.
+  expect_state_close(gpu.state, cpu.state, c.precision == "fp32" ? 5e-5 : 0.25, "CUDA vs CPU");
 #ifdef DLC_EMULATED_DEVICE
   return;  // no graph replay or timed algorithms to compare
 #endif
-  expect_close(losses_of(c, cuda_plan, true), gpu, 1e-5, "CUDA Graph replay vs eager");
+  expect_close(train(c, cuda_plan, true).losses, gpu.losses, 1e-5, "CUDA Graph replay vs eager");
   // Timed cuDNN algorithms (--cudnn-benchmark) compute the same convolutions another way.
   if (c.model.rfind("cnn", 0) == 0 || c.model == "resnet")
-    expect_close(losses_of(c, cuda_plan, false, true), cpu, tolerance, "cudnn benchmark vs CPU");
+    expect_close(train(c, cuda_plan, false, true).losses, cpu.losses, tolerance, "cudnn benchmark vs CPU");
 }
 
 // The default layout: channels-last for the 16-bit plans' cuDNN calls, channels-first in fp32.
