@@ -38,9 +38,15 @@ void check_pooling(const std::string& call, const Attrs& params, const std::stri
     throw Error(fmt::format("{}: MaxPool's indices are not supported on CUDA", what));
   const Shape x = operand_dims(params, backward ? "output0_dims" : "input0_dims");
   const Shape y = operand_dims(params, backward ? "input0_dims" : "output0_dims");
-  for (const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
-       int d : g.dilations)
+  const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
+  for (int d : g.dilations)
     if (d != 1) throw Error(fmt::format("{}: dilated pooling is not supported on CUDA", what));
+  // Explicit zeros would be pooled as values (or counted, by an average that leaves padding out).
+  if (g.pads_explicitly())
+    throw Error(
+        fmt::format("{}: pooling whose end padding adds a result (ceil mode, SAME padding with a "
+                    "stride) is not supported on CUDA",
+                    what));
 }
 
 void check_batch_norm(const std::string& call, const Attrs& params, const std::string& what) {

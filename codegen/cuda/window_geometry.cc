@@ -21,24 +21,34 @@ WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape
     throw Error(fmt::format("{}: strides, pads or dilations do not have {} spatial dims", what, spatial));
   WindowGeometry g;
   g.groups = int(params.i("group", 1));
+  bool symmetric_fits = true;
   for (size_t d = 0; d < spatial; ++d) {
     const int64_t extent = dilations[d] * (window[d] - 1) + 1;
-    const int64_t symmetric = (in[d + 2] + 2 * pads[d] - extent) / strides[d] + 1;
-    if (out[d + 2] != symmetric)
-      throw Error(fmt::format(
-          "{}: spatial dim {} has {} results, and cuDNN's symmetric padding ({} on both ends) gives {}: "
-          "asymmetric padding is not supported on CUDA",
-          what, d, out[d + 2], pads[d], symmetric));
+    const int64_t padded = (in[d + 2] + pads[d] + pads[d + spatial] - extent) / strides[d] + 1;
+    if (out[d + 2] != padded)
+      throw Error(fmt::format("{}: spatial dim {} has {} results, and its padding ({} and {}) gives {}", what,
+                              d, out[d + 2], pads[d], pads[d + spatial], padded));
+    symmetric_fits = symmetric_fits && out[d + 2] == (in[d + 2] + 2 * pads[d] - extent) / strides[d] + 1;
     g.window.push_back(int(window[d]));
     g.pads.push_back(int(pads[d]));
     g.strides.push_back(int(strides[d]));
     g.dilations.push_back(int(dilations[d]));
   }
+  if (!symmetric_fits)
+    for (size_t d = 0; d < spatial; ++d) {
+      g.explicit_begin.push_back(int(pads[d]));
+      g.explicit_end.push_back(int(pads[d + spatial]));
+      g.pads[d] = 0;
+    }
   if (spatial == 1) {
     g.window.push_back(1);
     g.pads.push_back(0);
     g.strides.push_back(1);
     g.dilations.push_back(1);
+    if (g.pads_explicitly()) {
+      g.explicit_begin.push_back(0);
+      g.explicit_end.push_back(0);
+    }
   }
   return g;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "codegen/cuda/kernel_source.h"
 #include "codegen/cuda/library_call_form.h"
@@ -41,15 +42,19 @@ cudnnDataType_t data_type(const std::string& dtype, const std::string& what) {
   throw Error(fmt::format("{}: cuDNN calls on {} are not supported (f32, f16, bf16)", what, dtype));
 }
 
-// A packed tensor of channels-first `dims`, stored in that order or (`channels_last`) with the
-// channels innermost, cuDNN's NHWC.
-TensorDesc tensor_desc(cudnnDataType_t type, const std::vector<int>& dims, bool channels_last = false) {
+// A tensor of channels-first `dims` with element `strides`.
+TensorDesc strided_desc(cudnnDataType_t type, const std::vector<int>& dims, const std::vector<int>& strides) {
   cudnnTensorDescriptor_t d = nullptr;
   DLC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
   TensorDesc owned(d);
-  const std::vector<int> strides = packed_strides(dims, channels_last);
   DLC_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, type, int(dims.size()), dims.data(), strides.data()));
   return owned;
+}
+
+// A packed tensor of channels-first `dims`, stored in that order or (`channels_last`) with the
+// channels innermost, cuDNN's NHWC.
+TensorDesc tensor_desc(cudnnDataType_t type, const std::vector<int>& dims, bool channels_last = false) {
+  return strided_desc(type, dims, packed_strides(dims, channels_last));
 }
 
 FilterDesc filter_desc(cudnnDataType_t type, const std::vector<int>& dims, bool channels_last) {
@@ -157,10 +162,37 @@ struct Epilogue {
   }
 };
 
+// The input of a convolution padded explicitly (WindowGeometry::pads_explicitly): a packed tensor
+// at the start of the workspace, zeros around the input, which sits inside it as a view with the
+// padded tensor's strides at the begin pads.
+struct ExplicitPadding {
+  ExplicitPadding(cudnnDataType_t type, size_t element_bytes, const std::vector<int>& dims,
+                  const WindowGeometry& g, bool channels_last) {
+    std::vector<int> padded_dims = dims;
+    for (size_t d = 0; d < g.explicit_begin.size(); ++d)
+      padded_dims[d + 2] += g.explicit_begin[d] + g.explicit_end[d];
+    const std::vector<int> strides = packed_strides(padded_dims, channels_last);
+    padded = strided_desc(type, padded_dims, strides);
+    view = strided_desc(type, dims, strides);
+    int64_t elements = 1, offset = 0;
+    for (int d : padded_dims) elements *= d;
+    for (size_t d = 0; d < g.explicit_begin.size(); ++d)
+      offset += int64_t(g.explicit_begin[d]) * strides[d + 2];
+    bytes = size_t(codegen::cuda::align256(elements * int64_t(element_bytes)));
+    view_offset = size_t(offset) * element_bytes;
+  }
+
+  void* view_in(void* workspace) const { return static_cast<uint8_t*>(workspace) + view_offset; }
+
+  TensorDesc padded, view;
+  size_t bytes = 0, view_offset = 0;
+};
+
 // The descriptors of one convolution, from its input (N, C, spatial…) through `filter` to its
 // output (channels-first dims, operand_dims): a forward Conv reads x and writes y; ConvTranspose is the
 // backward data of the convolution from its result to its input; ConvGradFilter the backward filter of the
-// forward one.
+// forward one. An input padded explicitly is the window's input in the workspace (`window_input`),
+// the algorithm's scratch after it (`scratch`).
 struct Convolution {
   Convolution(LibraryHandles& handles, const Attrs& params, const std::string& what, const Shape& input,
               const Shape& filter, const Shape& output)
@@ -170,7 +202,12 @@ struct Convolution {
         input_desc(tensor_desc(type, window_dims(input, geometry), is_channels_last(params))),
         output_desc(tensor_desc(type, window_dims(output, geometry), is_channels_last(params))),
         weight_desc(filter_desc(type, window_dims(filter, geometry), is_channels_last(params))),
-        conv(conv_desc(geometry, type)) {}
+        conv(conv_desc(geometry, type)) {
+    if (geometry.pads_explicitly())
+      padding =
+          std::make_unique<ExplicitPadding>(type, dtype_size(*parse_dtype(params.s("dtype"))),
+                                            window_dims(input, geometry), geometry, is_channels_last(params));
+  }
 
   // cuDNN's choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem; a 16-bit
   // descriptor takes the chosen algorithm's math type.
@@ -184,12 +221,27 @@ struct Convolution {
     return perf;
   }
 
+  // The tensor the window slides over: the input, or the padded input.
+  cudnnTensorDescriptor_t window_input() const { return padding ? padding->padded.get() : input_desc.get(); }
+  size_t padding_bytes() const { return padding ? padding->bytes : 0; }
+  void* scratch(void* workspace) const { return static_cast<uint8_t*>(workspace) + padding_bytes(); }
+
+  // `x` as the window's input: itself, or copied into the padded input in the workspace.
+  const void* window_input_of(const void* x, void* workspace) const {
+    if (!padding) return x;
+    DLC_CUDNN_CHECK(cudnnSetTensor(h, padding->padded.get(), workspace, &kZero));
+    DLC_CUDNN_CHECK(cudnnTransformTensor(h, &kOne, input_desc.get(), x, &kZero, padding->view.get(),
+                                         padding->view_in(workspace)));
+    return workspace;
+  }
+
   cudnnHandle_t h;
   cudnnDataType_t type;
   WindowGeometry geometry;
   TensorDesc input_desc, output_desc;
   FilterDesc weight_desc;
   ConvDesc conv;
+  std::unique_ptr<ExplicitPadding> padding;  // null: cuDNN pads
 };
 
 // Conv(x, w, b?, residual?) -> y.
@@ -203,15 +255,16 @@ class ConvolutionForward final : public LibraryCall {
     perf_ = c_.algorithm<cudnnConvolutionFwdAlgoPerf_t>(
         handles, params, what, "fwd", [&](bool find, int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* p) {
           auto query = find ? cudnnFindConvolutionForwardAlgorithm : cudnnGetConvolutionForwardAlgorithm_v7;
-          DLC_CUDNN_CHECK(query(c_.h, c_.input_desc.get(), c_.weight_desc.get(), c_.conv.get(),
+          DLC_CUDNN_CHECK(query(c_.h, c_.window_input(), c_.weight_desc.get(), c_.conv.get(),
                                 c_.output_desc.get(), n, returned, p));
         });
   }
-  size_t workspace_bytes() const override { return perf_.memory; }
+  size_t workspace_bytes() const override { return c_.padding_bytes() + perf_.memory; }
   void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
-    DLC_CUDNN_CHECK(cudnnConvolutionForward(
-        c_.h, &kOne, c_.input_desc.get(), o.input(0), c_.weight_desc.get(), o.input(1), c_.conv.get(),
-        perf_.algo, workspace, perf_.memory, &kZero, c_.output_desc.get(), o.output(0)));
+    DLC_CUDNN_CHECK(cudnnConvolutionForward(c_.h, &kOne, c_.window_input(),
+                                            c_.window_input_of(o.input(0), workspace), c_.weight_desc.get(),
+                                            o.input(1), c_.conv.get(), perf_.algo, c_.scratch(workspace),
+                                            perf_.memory, &kZero, c_.output_desc.get(), o.output(0)));
     epilogue_.apply(c_.h, c_.output_desc, o, o.output(0));
   }
 
@@ -236,14 +289,22 @@ class ConvolutionBackwardData final : public LibraryCall {
           auto query =
               find ? cudnnFindConvolutionBackwardDataAlgorithm : cudnnGetConvolutionBackwardDataAlgorithm_v7;
           DLC_CUDNN_CHECK(query(c_.h, c_.weight_desc.get(), c_.output_desc.get(), c_.conv.get(),
-                                c_.input_desc.get(), n, returned, p));
+                                c_.window_input(), n, returned, p));
         });
   }
-  size_t workspace_bytes() const override { return perf_.memory; }
+  size_t workspace_bytes() const override { return c_.padding_bytes() + perf_.memory; }
+  // With explicit padding the gradient of the padded input is computed in the workspace, and its
+  // view of the input (the padding's gradient dropped) blended into the result.
   void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
-    DLC_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        c_.h, &kOne, c_.weight_desc.get(), o.input(1), c_.output_desc.get(), o.input(0), c_.conv.get(),
-        perf_.algo, workspace, perf_.memory, &beta_, c_.input_desc.get(), o.output(0)));
+    void* dx = c_.padding ? workspace : o.output(0);
+    DLC_CUDNN_CHECK(cudnnConvolutionBackwardData(c_.h, &kOne, c_.weight_desc.get(), o.input(1),
+                                                 c_.output_desc.get(), o.input(0), c_.conv.get(), perf_.algo,
+                                                 c_.scratch(workspace), perf_.memory,
+                                                 c_.padding ? &kZero : &beta_, c_.window_input(), dx));
+    if (c_.padding)
+      DLC_CUDNN_CHECK(cudnnTransformTensor(c_.h, &kOne, c_.padding->view.get(),
+                                           c_.padding->view_in(workspace), &beta_, c_.input_desc.get(),
+                                           o.output(0)));
     epilogue_.apply(c_.h, c_.input_desc, o, o.output(0));
   }
 
@@ -265,15 +326,16 @@ class ConvolutionBackwardFilter final : public LibraryCall {
         [&](bool find, int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
           auto query = find ? cudnnFindConvolutionBackwardFilterAlgorithm
                             : cudnnGetConvolutionBackwardFilterAlgorithm_v7;
-          DLC_CUDNN_CHECK(query(c_.h, c_.input_desc.get(), c_.output_desc.get(), c_.conv.get(),
+          DLC_CUDNN_CHECK(query(c_.h, c_.window_input(), c_.output_desc.get(), c_.conv.get(),
                                 c_.weight_desc.get(), n, returned, p));
         });
   }
-  size_t workspace_bytes() const override { return perf_.memory; }
+  size_t workspace_bytes() const override { return c_.padding_bytes() + perf_.memory; }
   void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
     DLC_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        c_.h, &kOne, c_.input_desc.get(), o.input(1), c_.output_desc.get(), o.input(0), c_.conv.get(),
-        perf_.algo, workspace, perf_.memory, &kZero, c_.weight_desc.get(), o.output(0)));
+        c_.h, &kOne, c_.window_input(), c_.window_input_of(o.input(1), workspace), c_.output_desc.get(),
+        o.input(0), c_.conv.get(), perf_.algo, c_.scratch(workspace), perf_.memory, &kZero,
+        c_.weight_desc.get(), o.output(0)));
   }
 
  private:

@@ -6,6 +6,7 @@
 //
 // Every tensor element is addressed through its descriptor's strides, and every result is
 // alpha * value + beta * previous (the previous value not read when beta is 0), accumulated in f32.
+// cudnnSetTensor and cudnnTransformTensor (an explicitly padded input) address through strides too.
 // Convolutions are cross-correlations (forward, backward data, backward filter) with groups; max
 // pooling's backward gives each window's gradient to the first element equal to its maximum;
 // batch normalization is spatial, with the unbiased batch variance in the running variance; a
@@ -483,6 +484,23 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t, const void* alpha, const cudnnTensor
     values.push_back(View{*ad, a}.at(ai));
   });
   blend(*cd, c, values, alpha, beta);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetTensor(cudnnHandle_t, const cudnnTensorDescriptor_t yd, void* y, const void* value) {
+  const float v = *static_cast<const float*>(value);
+  for_each_index(yd->dims,
+                 [&](const std::vector<int>& i) { store_element(yd->type, y, offset(yd->strides, i), v); });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnTransformTensor(cudnnHandle_t, const void* alpha, const cudnnTensorDescriptor_t xd,
+                                   const void* x, const void* beta, const cudnnTensorDescriptor_t yd,
+                                   void* y) {
+  if (xd->dims != yd->dims || xd->type != yd->type) return CUDNN_STATUS_BAD_PARAM;
+  std::vector<float> values;
+  for_each_index(xd->dims, [&](const std::vector<int>& i) { values.push_back(View{*xd, x}.at(i)); });
+  blend(*yd, y, values, alpha, beta);
   return CUDNN_STATUS_SUCCESS;
 }
 

@@ -2,7 +2,8 @@
 // cnn, whose convolutions, pooling and batch norm are cuDNN calls, in each precision; cnn_bias,
 // whose convolution bias gradients are gathered reductions and whose average pooling has both
 // padding modes, in each precision; resnet, whose residual Adds run in half under bf16, in fp32
-// and bf16; the transformer in fp32 and bf16) compiled for cuda:0 and for the CPU trains 5 steps on
+// and bf16; the transformer in fp32 and bf16; conv_same, whose convolutions pad more at the end
+// than cuDNN's symmetric padding can, in fp32 and bf16) compiled for cuda:0 and for the CPU trains 5 steps on
 // the same batches with the same losses and ends with the same state (parameters, optimizer
 // moments, running statistics). A CUDA Graph replay gives the eager CUDA run's losses (up to the
 // order of the embedding backward's atomic adds), and the cnns' and resnet's with timed cuDNN
@@ -217,7 +218,8 @@ INSTANTIATE_TEST_SUITE_P(
                       TrainingCase{"transformer", 8, "bf16"}, TrainingCase{"einsum", 8, "fp32"},
                       TrainingCase{"einsum", 8, "bf16"}, TrainingCase{"upsample", 8, "fp32"},
                       TrainingCase{"upsample", 8, "bf16"}, TrainingCase{"recurrent", 8, "fp32"},
-                      TrainingCase{"recurrent", 8, "bf16"}),
+                      TrainingCase{"recurrent", 8, "bf16"}, TrainingCase{"conv_same", 8, "fp32"},
+                      TrainingCase{"conv_same", 8, "bf16"}),
     [](const auto& info) { return info.param.model + "_" + info.param.precision; });
 
 INSTANTIATE_TEST_SUITE_P(Parity, CudaTrainingChannelsLast,

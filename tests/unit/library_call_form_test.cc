@@ -157,21 +157,35 @@ TEST(WindowGeometry, ConvolutionWindowsAsCudnnTakesThem) {
   EXPECT_EQ(packed_strides({6}, true), (std::vector<int>{1}));
 }
 
-TEST(WindowGeometry, AsymmetricPaddingOnlyWhereItAddsNoResult) {
+TEST(WindowGeometry, AsymmetricPaddingExplicitWhereItAddsAResult) {
   Attrs pool;
   pool.set("strides", Shape{2, 2});
   pool.set("pads", Shape{0, 0, 1, 1});  // ceil-mode style: one more at the end
-  EXPECT_NO_THROW(window_geometry(pool, {1, 1, 8, 8}, {1, 1, 4, 4}, {2, 2}, "pool"))
-      << "the end pad adds no window";
+  const WindowGeometry same = window_geometry(pool, {1, 1, 8, 8}, {1, 1, 4, 4}, {2, 2}, "pool");
+  EXPECT_FALSE(same.pads_explicitly()) << "the end pad adds no window: cuDNN pads (0)";
+  EXPECT_EQ(same.pads, (std::vector<int>{0, 0}));
+
+  // 7 + 1 padded gives 4 windows, cuDNN's symmetric 0 three: the input is padded explicitly.
+  const WindowGeometry padded = window_geometry(pool, {1, 1, 7, 7}, {1, 1, 4, 4}, {2, 2}, "pool");
+  EXPECT_TRUE(padded.pads_explicitly());
+  EXPECT_EQ(padded.explicit_begin, (std::vector<int>{0, 0}));
+  EXPECT_EQ(padded.explicit_end, (std::vector<int>{1, 1}));
+  EXPECT_EQ(padded.pads, (std::vector<int>{0, 0}));
+
+  // SAME_UPPER on a 1-D stride-2 window: begin 0, end 1, and the unit dim none.
+  Attrs same_upper;
+  same_upper.set("strides", Shape{2});
+  same_upper.set("pads", Shape{0, 1});
+  const WindowGeometry one = window_geometry(same_upper, {1, 2, 8}, {1, 2, 4}, {3}, "conv1d");
+  EXPECT_EQ(one.explicit_begin, (std::vector<int>{0, 0}));
+  EXPECT_EQ(one.explicit_end, (std::vector<int>{1, 0}));
+
   try {
-    window_geometry(pool, {1, 1, 7, 7}, {1, 1, 4, 4}, {2, 2}, "step 'pool'");
+    window_geometry(pool, {1, 1, 7, 7}, {1, 1, 5, 5}, {2, 2}, "step 'pool'");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "step 'pool': spatial dim 0 has 4 results, and cuDNN's symmetric padding (0 "
-                  "on both ends) gives 3"),
-              std::string::npos)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "step 'pool': spatial dim 0 has 5 results, and its padding (0 and 1) gives 4");
   }
 }
 
@@ -208,9 +222,10 @@ TEST(LibraryCallForm, ConvolutionsReadTheirOperandsInTheirRoles) {
   Attrs nhwc = window_params("f32", {2, 8, 8, 3}, {4, 3, 3, 3}, {2, 6, 6, 4});
   nhwc.set("channels_last", int64_t(1));
   EXPECT_EQ(refusal("cudnn.convolution_forward", nhwc), "");
-  conv.set("output0_dims", Shape{2, 4, 7, 7});  // 7 results need padding on one end only
-  EXPECT_NE(refusal("cudnn.convolution_forward", conv).find("asymmetric padding is not supported on CUDA"),
-            std::string::npos);
+  // 7 results need padding on one end only: the runtime pads the input itself.
+  conv.set("pads", Shape{0, 0, 1, 1});
+  conv.set("output0_dims", Shape{2, 4, 7, 7});
+  EXPECT_EQ(refusal("cudnn.convolution_forward", conv), "");
 }
 
 TEST(LibraryCallForm, RefusesWhatTheRuntimeDoesNotTake) {
@@ -230,6 +245,11 @@ TEST(LibraryCallForm, RefusesWhatTheRuntimeDoesNotTake) {
   indices.set("output1_dims", Shape{1, 1, 4, 4});
   EXPECT_EQ(refusal("cudnn.pooling_forward", indices),
             "step 's': MaxPool's indices are not supported on CUDA");
+  Attrs ceil = pool;  // 7 + 1 padded at the end: 4 windows
+  ceil.set("input0_dims", Shape{1, 1, 7, 7});
+  ceil.set("pads", Shape{0, 0, 1, 1});
+  EXPECT_NE(refusal("cudnn.pooling_forward", ceil).find("pooling whose end padding adds a result"),
+            std::string::npos);
   Attrs dilated = pool;
   dilated.set("dilations", Shape{2, 2});
   dilated.set("output0_dims", Shape{1, 1, 3, 3});
