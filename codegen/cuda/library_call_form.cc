@@ -41,11 +41,11 @@ void check_pooling(const std::string& call, const Attrs& params, const std::stri
   const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
   for (int d : g.dilations)
     if (d != 1) throw Error(fmt::format("{}: dilated pooling is not supported on CUDA", what));
-  // Explicit zeros would be pooled as values (or counted, by an average that leaves padding out).
-  if (g.pads_explicitly())
+  // A max pools an explicit -inf padding; an average would count it (or not) otherwise than cuDNN.
+  if (g.pads_explicitly() && mode == "average")
     throw Error(
-        fmt::format("{}: pooling whose end padding adds a result (ceil mode, SAME padding with a "
-                    "stride) is not supported on CUDA",
+        fmt::format("{}: average pooling whose end padding adds a result (ceil mode, SAME padding "
+                    "with a stride) is not supported on CUDA",
                     what));
 }
 

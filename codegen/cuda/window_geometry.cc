@@ -22,12 +22,18 @@ WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape
   WindowGeometry g;
   g.groups = int(params.i("group", 1));
   bool symmetric_fits = true;
+  std::vector<int> ends;  // the end padding, a ceil-mode window's included
   for (size_t d = 0; d < spatial; ++d) {
     const int64_t extent = dilations[d] * (window[d] - 1) + 1;
-    const int64_t padded = (in[d + 2] + pads[d] + pads[d + spatial] - extent) / strides[d] + 1;
-    if (out[d + 2] != padded)
+    int64_t end = pads[d + spatial];
+    const int64_t padded = (in[d + 2] + pads[d] + end - extent) / strides[d] + 1;
+    // ceil_mode: the last window may run past the end padding; pad to its end.
+    if (out[d + 2] > padded && params.i("ceil_mode", 0) != 0)
+      end = (out[d + 2] - 1) * strides[d] + extent - in[d + 2] - pads[d];
+    if (out[d + 2] != (in[d + 2] + pads[d] + end - extent) / strides[d] + 1)
       throw Error(fmt::format("{}: spatial dim {} has {} results, and its padding ({} and {}) gives {}", what,
                               d, out[d + 2], pads[d], pads[d + spatial], padded));
+    ends.push_back(int(end));
     symmetric_fits = symmetric_fits && out[d + 2] == (in[d + 2] + 2 * pads[d] - extent) / strides[d] + 1;
     g.window.push_back(int(window[d]));
     g.pads.push_back(int(pads[d]));
@@ -37,7 +43,7 @@ WindowGeometry window_geometry(const Attrs& params, const Shape& in, const Shape
   if (!symmetric_fits)
     for (size_t d = 0; d < spatial; ++d) {
       g.explicit_begin.push_back(int(pads[d]));
-      g.explicit_end.push_back(int(pads[d + spatial]));
+      g.explicit_end.push_back(ends[d]);
       g.pads[d] = 0;
     }
   if (spatial == 1) {

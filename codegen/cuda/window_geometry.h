@@ -3,8 +3,8 @@
 // descriptors need at least 2), and tensor dims padded with trailing 1s to rank 4. cuDNN pads
 // symmetrically: a window whose end padding differs keeps its begin padding where the end one
 // adds no result (the plan's result has the symmetric formula's size); otherwise (SAME_UPPER with
-// a stride, ceil mode) the geometry says to pad the input explicitly, by each dim's begin and end
-// padding, and slide the window over that with none. Also the strides of a channels-first or
+// a stride, ceil mode: its end padding runs to the last window's end) the geometry says to pad the
+// input explicitly, by each dim's begin and end padding, and slide the window over that with none. Also the strides of a channels-first or
 // channels-last tensor descriptor. Pure arithmetic: tested without a GPU.
 #pragma once
 

@@ -4,6 +4,7 @@
 #include <cudnn.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -184,6 +185,14 @@ struct ExplicitPadding {
 
   void* view_in(void* workspace) const { return static_cast<uint8_t*>(workspace) + view_offset; }
 
+  // Fills the padded tensor at `at` with `fill` (a value of its type) and copies `x` (of
+  // `input`) into its view; returns `at`.
+  void* pad(cudnnHandle_t h, const TensorDesc& input, const void* x, void* at, const void* fill) const {
+    DLC_CUDNN_CHECK(cudnnSetTensor(h, padded.get(), at, fill));
+    DLC_CUDNN_CHECK(cudnnTransformTensor(h, &kOne, input.get(), x, &kZero, view.get(), view_in(at)));
+    return at;
+  }
+
   TensorDesc padded, view;
   size_t bytes = 0, view_offset = 0;
 };
@@ -228,11 +237,7 @@ struct Convolution {
 
   // `x` as the window's input: itself, or copied into the padded input in the workspace.
   const void* window_input_of(const void* x, void* workspace) const {
-    if (!padding) return x;
-    DLC_CUDNN_CHECK(cudnnSetTensor(h, padding->padded.get(), workspace, &kZero));
-    DLC_CUDNN_CHECK(cudnnTransformTensor(h, &kOne, input_desc.get(), x, &kZero, padding->view.get(),
-                                         padding->view_in(workspace)));
-    return workspace;
+    return padding ? padding->pad(h, input_desc, x, workspace, &kZero) : x;  // zero bits in any type
   }
 
   cudnnHandle_t h;
@@ -343,9 +348,19 @@ class ConvolutionBackwardFilter final : public LibraryCall {
   cudnnConvolutionBwdFilterAlgoPerf_t perf_{};
 };
 
+// -inf in `type` (what cudnnSetTensor takes: a value of the tensor's own type).
+std::array<uint8_t, 4> negative_infinity(cudnnDataType_t type) {
+  const uint32_t bits = type == CUDNN_DATA_FLOAT ? 0xff800000u : type == CUDNN_DATA_HALF ? 0xfc00u : 0xff80u;
+  std::array<uint8_t, 4> value{};
+  std::memcpy(value.data(), &bits, sizeof(bits));  // little-endian: a 16-bit value is the low half
+  return value;
+}
+
 // MaxPool / AveragePool (`mode` max or average) and their gradients: MaxPoolGrad(dy, x) recomputes
 // the forward's result into the workspace (cuDNN's backward reads it); AveragePoolGrad(dy) {shape}
-// passes dy as the result and dx as the (unread) input.
+// passes dy as the result and dx as the (unread) input. A MaxPool whose end padding adds a result
+// (ceil mode, SAME with a stride) pools an explicitly padded input (-inf around it) in the
+// workspace; its gradient is the padded input's, computed in the workspace, its view copied out.
 class Pooling final : public LibraryCall {
  public:
   Pooling(LibraryHandles& handles, const Attrs& params, const std::string& what, bool backward)
@@ -358,6 +373,11 @@ class Pooling final : public LibraryCall {
     const WindowGeometry g = window_geometry(params, x, y, params.ints("kernel_shape"), what);
     xd_ = tensor_desc(type, window_dims(x, g), is_channels_last(params));
     yd_ = tensor_desc(type, window_dims(y, g), is_channels_last(params));
+    if (g.pads_explicitly()) {  // max only (library_call_form.h)
+      padding_ = std::make_unique<ExplicitPadding>(type, dtype_size(*parse_dtype(params.s("dtype"))),
+                                                   window_dims(x, g), g, is_channels_last(params));
+      fill_ = negative_infinity(type);
+    }
     cudnnPoolingDescriptor_t p = nullptr;
     DLC_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&p));
     pd_ = PoolDesc(p);
@@ -369,29 +389,41 @@ class Pooling final : public LibraryCall {
                                                 g.window.data(), g.pads.data(), g.strides.data()));
     if (backward_ && max_) y_bytes_ = scratch_bytes(params, y);
   }
-  size_t workspace_bytes() const override { return y_bytes_; }
+  // [padded x][padded dx (backward)][y (max backward)]
+  size_t workspace_bytes() const override { return padded_bytes() * (backward_ ? 2 : 1) + y_bytes_; }
   void run(const LibraryOperands& o, void* workspace, cudaStream_t) const override {
+    uint8_t* scratch = static_cast<uint8_t*>(workspace);
+    const void* x = backward_ ? (max_ ? o.input(1) : o.output(0)) : o.input(0);
+    if (padding_) x = padding_->pad(h_, xd_, x, scratch, fill_.data());
+    const cudnnTensorDescriptor_t window_x = padding_ ? padding_->padded.get() : xd_.get();
     if (!backward_) {
-      DLC_CUDNN_CHECK(
-          cudnnPoolingForward(h_, pd_.get(), &kOne, xd_.get(), o.input(0), &kZero, yd_.get(), o.output(0)));
+      DLC_CUDNN_CHECK(cudnnPoolingForward(h_, pd_.get(), &kOne, window_x, x, &kZero, yd_.get(), o.output(0)));
       return;
     }
+    void* dx = padding_ ? scratch + padded_bytes() : o.output(0);
     const void* y = o.input(0);  // average: not read
-    const void* x = max_ ? o.input(1) : o.output(0);
     if (max_) {
-      DLC_CUDNN_CHECK(cudnnPoolingForward(h_, pd_.get(), &kOne, xd_.get(), x, &kZero, yd_.get(), workspace));
-      y = workspace;
+      void* recomputed = scratch + 2 * padded_bytes();
+      DLC_CUDNN_CHECK(cudnnPoolingForward(h_, pd_.get(), &kOne, window_x, x, &kZero, yd_.get(), recomputed));
+      y = recomputed;
     }
-    DLC_CUDNN_CHECK(cudnnPoolingBackward(h_, pd_.get(), &kOne, yd_.get(), y, yd_.get(), o.input(0), xd_.get(),
-                                         x, &kZero, xd_.get(), o.output(0)));
+    DLC_CUDNN_CHECK(cudnnPoolingBackward(h_, pd_.get(), &kOne, yd_.get(), y, yd_.get(), o.input(0), window_x,
+                                         x, &kZero, window_x, dx));
+    if (padding_)
+      DLC_CUDNN_CHECK(cudnnTransformTensor(h_, &kOne, padding_->view.get(), padding_->view_in(dx), &kZero,
+                                           xd_.get(), o.output(0)));
   }
 
  private:
+  size_t padded_bytes() const { return padding_ ? padding_->bytes : 0; }
+
   cudnnHandle_t h_;
   bool backward_ = false, max_ = false;
   TensorDesc xd_, yd_;
   PoolDesc pd_;
   size_t y_bytes_ = 0;
+  std::unique_ptr<ExplicitPadding> padding_;  // null: cuDNN pads
+  std::array<uint8_t, 4> fill_{};
 };
 
 // BatchNormalization(x, scale, bias, mean, var) -> y [, running_mean', running_var'] with batch

@@ -488,7 +488,7 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t, const void* alpha, const cudnnTensor
 }
 
 cudnnStatus_t cudnnSetTensor(cudnnHandle_t, const cudnnTensorDescriptor_t yd, void* y, const void* value) {
-  const float v = *static_cast<const float*>(value);
+  const float v = load_element(yd->type, value, 0);  // a value of y's type
   for_each_index(yd->dims,
                  [&](const std::vector<int>& i) { store_element(yd->type, y, offset(yd->strides, i), v); });
   return CUDNN_STATUS_SUCCESS;

@@ -180,6 +180,15 @@ TEST(WindowGeometry, AsymmetricPaddingExplicitWhereItAddsAResult) {
   EXPECT_EQ(one.explicit_begin, (std::vector<int>{0, 0}));
   EXPECT_EQ(one.explicit_end, (std::vector<int>{1, 0}));
 
+  // ceil_mode: 7 with no padding gives 3 windows of 2 (floor), 4 with the last one past the end.
+  Attrs ceil;
+  ceil.set("strides", Shape{2, 2});
+  ceil.set("ceil_mode", int64_t(1));
+  const WindowGeometry c = window_geometry(ceil, {1, 1, 7, 7}, {1, 1, 4, 4}, {2, 2}, "pool");
+  EXPECT_EQ(c.explicit_begin, (std::vector<int>{0, 0}));
+  EXPECT_EQ(c.explicit_end, (std::vector<int>{1, 1}));
+  EXPECT_FALSE(window_geometry(ceil, {1, 1, 8, 8}, {1, 1, 4, 4}, {2, 2}, "pool").pads_explicitly());
+
   try {
     window_geometry(pool, {1, 1, 7, 7}, {1, 1, 5, 5}, {2, 2}, "step 'pool'");
     FAIL() << "expected an error";
@@ -245,10 +254,14 @@ TEST(LibraryCallForm, RefusesWhatTheRuntimeDoesNotTake) {
   indices.set("output1_dims", Shape{1, 1, 4, 4});
   EXPECT_EQ(refusal("cudnn.pooling_forward", indices),
             "step 's': MaxPool's indices are not supported on CUDA");
-  Attrs ceil = pool;  // 7 + 1 padded at the end: 4 windows
-  ceil.set("input0_dims", Shape{1, 1, 7, 7});
-  ceil.set("pads", Shape{0, 0, 1, 1});
-  EXPECT_NE(refusal("cudnn.pooling_forward", ceil).find("pooling whose end padding adds a result"),
+  // 7 + 1 padded at the end gives 4 windows: a max pools an explicit -inf padding, an average
+  // (which would count it, or not) is refused.
+  Attrs padded = pool;
+  padded.set("input0_dims", Shape{1, 1, 7, 7});
+  padded.set("pads", Shape{0, 0, 1, 1});
+  EXPECT_EQ(refusal("cudnn.pooling_forward", padded), "");
+  padded.set("mode", std::string("average"));
+  EXPECT_NE(refusal("cudnn.pooling_forward", padded).find("average pooling whose end padding adds a result"),
             std::string::npos);
   Attrs dilated = pool;
   dilated.set("dilations", Shape{2, 2});
