@@ -110,18 +110,10 @@ class CudaSession final : public Session {
 
     // Library calls first: descriptors and algorithms, and the scratch they need.
     handles_ = std::make_unique<LibraryHandles>(compute_.get(), options_.cudnn_benchmark);
-    int64_t library_workspace = 0;
-    for (const plan::Step& s : st.steps()) {
-      std::unique_ptr<LibraryCall> call;
-      if (s.cuda().kind() == plan::CudaStep::LIBRARY) {
-        const std::string what = fmt::format("step '{}'", s.name());
-        call = make_library_call(*handles_, s.cuda().call(), plan::from_proto(s.cuda().params(), what), what);
-        library_workspace = std::max(library_workspace, int64_t(call->workspace_bytes()));
-      }
-      library_calls_.push_back(std::move(call));
-    }
+    StageLibraryCalls library = make_library_calls(*handles_, st);
+    library_calls_ = std::move(library.by_step);
 
-    layout_ = device_memory_layout(p, st, library_workspace);
+    layout_ = device_memory_layout(p, st, library.workspace_bytes);
     size_t free_bytes = 0, total_bytes = 0;
     DLC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     check_device_fits(layout_, int64_t(free_bytes), int64_t(total_bytes), device_);

@@ -163,9 +163,9 @@ struct Epilogue {
   }
 };
 
-// The input of a convolution padded explicitly (WindowGeometry::pads_explicitly): a packed tensor
-// at the start of the workspace, zeros around the input, which sits inside it as a view with the
-// padded tensor's strides at the begin pads.
+// The input of a convolution or max pooling padded explicitly (WindowGeometry::pads_explicitly):
+// a packed tensor in the workspace, filled (zeros for a convolution, -inf for a max), the input
+// inside it as a view with the padded tensor's strides at the begin pads.
 struct ExplicitPadding {
   ExplicitPadding(cudnnDataType_t type, size_t element_bytes, const std::vector<int>& dims,
                   const WindowGeometry& g, bool channels_last) {

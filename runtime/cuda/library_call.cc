@@ -3,11 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "codegen/cuda/library_call_form.h"
 #include "dlc/error.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/cublaslt_matmul.h"
 #include "runtime/cuda/kernel_launch.h"
+#include "runtime/plan/plan_values.h"
 
 #if DLC_HAVE_CUDNN
 #include <cudnn.h>
@@ -65,6 +68,20 @@ std::unique_ptr<LibraryCall> make_library_call(LibraryHandles& handles, const st
   if (is_cudnn_call(call)) return make_cudnn_call(handles, call, params, what);
 #endif
   throw Error(fmt::format("{} calls {}, which this CUDA runtime does not implement", what, call));
+}
+
+StageLibraryCalls make_library_calls(LibraryHandles& handles, const plan::Stage& stage) {
+  StageLibraryCalls calls;
+  for (const plan::Step& s : stage.steps()) {
+    std::unique_ptr<LibraryCall> call;
+    if (s.cuda().kind() == plan::CudaStep::LIBRARY) {
+      const std::string what = fmt::format("step '{}'", s.name());
+      call = make_library_call(handles, s.cuda().call(), plan::from_proto(s.cuda().params(), what), what);
+      calls.workspace_bytes = std::max(calls.workspace_bytes, int64_t(call->workspace_bytes()));
+    }
+    calls.by_step.push_back(std::move(call));
+  }
+  return calls;
 }
 
 }  // namespace dlc::cuda

@@ -67,4 +67,11 @@ bool implements_library_call(const std::string& call);
 std::unique_ptr<LibraryCall> make_library_call(LibraryHandles& handles, const std::string& call,
                                                const Attrs& params, const std::string& what);
 
+/// The library calls of a stage's steps (null for the other steps) and the most scratch one needs.
+struct StageLibraryCalls {
+  std::vector<std::unique_ptr<LibraryCall>> by_step;
+  int64_t workspace_bytes = 0;
+};
+StageLibraryCalls make_library_calls(LibraryHandles& handles, const plan::Stage& stage);
+
 }  // namespace dlc::cuda

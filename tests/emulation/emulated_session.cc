@@ -45,18 +45,9 @@ class EmulatedCudaSession final : public Session {
     const plan::Stage& st = p.stages(0);
     // Library calls first, as the CUDA session makes them: their scratch sizes the workspace.
     handles_ = std::make_unique<cuda::LibraryHandles>(nullptr, options.cudnn_benchmark);
-    int64_t library_workspace = 0;
-    for (const plan::Step& s : st.steps()) {
-      std::unique_ptr<cuda::LibraryCall> call;
-      if (s.cuda().kind() == plan::CudaStep::LIBRARY) {
-        const std::string what = fmt::format("step '{}'", s.name());
-        call = cuda::make_library_call(*handles_, s.cuda().call(), plan::from_proto(s.cuda().params(), what),
-                                       what);
-        library_workspace = std::max(library_workspace, int64_t(call->workspace_bytes()));
-      }
-      library_calls_.push_back(std::move(call));
-    }
-    layout_ = cuda::device_memory_layout(p, st, library_workspace);
+    cuda::StageLibraryCalls library = cuda::make_library_calls(*handles_, st);
+    library_calls_ = std::move(library.by_step);
+    layout_ = cuda::device_memory_layout(p, st, library.workspace_bytes);
     memory_ = HostBuffer(size_t(std::max<int64_t>(layout_.total_bytes, 256)));
     arena_ = memory_.as<uint8_t>();
     for (int i = 0; i < st.buffers_size(); ++i) {
