@@ -99,10 +99,12 @@ std::vector<int> window_dims(const Shape& dims, const WindowGeometry& g) {
 
 Shape spatial_of(const Shape& dims) { return Shape(dims.begin() + 2, dims.end()); }
 
-// Workspace bytes for a tensor of `dims` in the step's dtype (already checked by data_type).
+// The bytes of one element of the step's dtype (already checked by data_type).
+size_t element_bytes(const Attrs& params) { return dtype_size(*parse_dtype(params.s("dtype"))); }
+
+// Workspace bytes for a tensor of `dims` in the step's dtype.
 size_t scratch_bytes(const Attrs& params, const Shape& dims) {
-  return size_t(
-      codegen::cuda::align256(num_elements(dims) * int64_t(dtype_size(*parse_dtype(params.s("dtype"))))));
+  return size_t(codegen::cuda::align256(num_elements(dims) * int64_t(element_bytes(params))));
 }
 
 // The first algorithm of cuDNN's ranking that succeeds within the workspace cap, cached under
@@ -167,20 +169,20 @@ struct Epilogue {
 // a packed tensor in the workspace, filled (zeros for a convolution, -inf for a max), the input
 // inside it as a view with the padded tensor's strides at the begin pads.
 struct ExplicitPadding {
-  ExplicitPadding(cudnnDataType_t type, size_t element_bytes, const std::vector<int>& dims,
-                  const WindowGeometry& g, bool channels_last) {
+  // The padded input of a step (`params`: its dtype and layout) whose input has `dims`.
+  ExplicitPadding(cudnnDataType_t type, const Attrs& params, const std::vector<int>& dims,
+                  const WindowGeometry& g) {
     std::vector<int> padded_dims = dims;
     for (size_t d = 0; d < g.explicit_begin.size(); ++d)
       padded_dims[d + 2] += g.explicit_begin[d] + g.explicit_end[d];
-    const std::vector<int> strides = packed_strides(padded_dims, channels_last);
+    const std::vector<int> strides = packed_strides(padded_dims, is_channels_last(params));
     padded = strided_desc(type, padded_dims, strides);
     view = strided_desc(type, dims, strides);
-    int64_t elements = 1, offset = 0;
-    for (int d : padded_dims) elements *= d;
+    int64_t offset = 0;
     for (size_t d = 0; d < g.explicit_begin.size(); ++d)
       offset += int64_t(g.explicit_begin[d]) * strides[d + 2];
-    bytes = size_t(codegen::cuda::align256(elements * int64_t(element_bytes)));
-    view_offset = size_t(offset) * element_bytes;
+    bytes = scratch_bytes(params, Shape(padded_dims.begin(), padded_dims.end()));
+    view_offset = size_t(offset) * element_bytes(params);
   }
 
   void* view_in(void* workspace) const { return static_cast<uint8_t*>(workspace) + view_offset; }
@@ -213,9 +215,7 @@ struct Convolution {
         weight_desc(filter_desc(type, window_dims(filter, geometry), is_channels_last(params))),
         conv(conv_desc(geometry, type)) {
     if (geometry.pads_explicitly())
-      padding =
-          std::make_unique<ExplicitPadding>(type, dtype_size(*parse_dtype(params.s("dtype"))),
-                                            window_dims(input, geometry), geometry, is_channels_last(params));
+      padding = std::make_unique<ExplicitPadding>(type, params, window_dims(input, geometry), geometry);
   }
 
   // cuDNN's choice for `kind` ("fwd", "bwd_data", "bwd_filter"), cached per problem; a 16-bit
@@ -374,8 +374,7 @@ class Pooling final : public LibraryCall {
     xd_ = tensor_desc(type, window_dims(x, g), is_channels_last(params));
     yd_ = tensor_desc(type, window_dims(y, g), is_channels_last(params));
     if (g.pads_explicitly()) {  // max only (library_call_form.h)
-      padding_ = std::make_unique<ExplicitPadding>(type, dtype_size(*parse_dtype(params.s("dtype"))),
-                                                   window_dims(x, g), g, is_channels_last(params));
+      padding_ = std::make_unique<ExplicitPadding>(type, params, window_dims(x, g), g);
       fill_ = negative_infinity(type);
     }
     cudnnPoolingDescriptor_t p = nullptr;
