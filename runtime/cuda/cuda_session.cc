@@ -27,6 +27,7 @@
 #include "runtime/cuda/owned_handle.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
+#include "runtime/plan/stage_bindings.h"
 #include "runtime/step_profile.h"
 
 namespace dlc::cuda {
@@ -121,12 +122,8 @@ class CudaSession final : public Session {
     uint8_t* base = memory_.as<uint8_t>();
     arena_ = base;
 
-    for (int i = 0; i < st.buffers_size(); ++i) {
-      const plan::Buffer& b = st.buffers(i);
-      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) {
-        state_index_[b.name()] = i;
-        state_names_.push_back(b.name());
-      }
+    bindings_ = plan::StageBindings(p);
+    for (const plan::Buffer& b : st.buffers()) {
       if (b.init() >= 0) {
         const plan::TensorValue& value = p.initial_values(b.init());
         if (value.zeros())
@@ -135,17 +132,11 @@ class CudaSession final : public Session {
           DLC_CUDA_CHECK(cudaMemcpy(arena_ + b.offset(), value.data().data(), value.data().size(),
                                     cudaMemcpyHostToDevice));
       }
-      types_.push_back(plan::buffer_type(b));
-      offsets_.push_back(b.offset());
     }
     for (const plan::CudaKernel& k : p.cuda_kernels())
       modules_.push_back(std::make_unique<CudaModule>(program_of(k)));
     prepare_steps(p, st, base);
-    prepare_inputs(p, st, base);
-    for (const plan::Binding& b : p.outputs()) {
-      outputs_.push_back({b.name(), types_[size_t(b.buffer())]});
-      output_buffer_[b.name()] = b.buffer();
-    }
+    prepare_inputs(p, base);
     if (StepProfile::requested()) profile_ = std::make_unique<StepProfile>();
     // The initial values and tables went up with cudaMemcpy from pageable memory, which may return
     // before the copy lands and is not ordered with the (non-blocking) compute stream.
@@ -158,8 +149,8 @@ class CudaSession final : public Session {
     if (profile_) profile_->print(stderr);
   }
 
-  const std::vector<Signature>& inputs() const override { return inputs_; }
-  const std::vector<Signature>& outputs() const override { return outputs_; }
+  const std::vector<Signature>& inputs() const override { return bindings_.inputs(); }
+  const std::vector<Signature>& outputs() const override { return bindings_.outputs(); }
 
   // Host -> pinned -> device staging on the copy stream, after the last run took the previous
   // batch out of staging.
@@ -201,22 +192,16 @@ class CudaSession final : public Session {
     ++runs_;
   }
 
-  Tensor output(const std::string& name) const override {
-    const auto it = output_buffer_.find(name);
-    if (it == output_buffer_.end()) throw Error(fmt::format("unknown output '{}'", name));
-    return download(it->second);
-  }
+  Tensor output(const std::string& name) const override { return download(bindings_.output_buffer(name)); }
 
-  std::vector<std::string> state_names() const override { return state_names_; }
+  std::vector<std::string> state_names() const override { return bindings_.state_names(); }
 
-  Tensor read_state(const std::string& name) const override { return download(state_buffer(name)); }
+  Tensor read_state(const std::string& name) const override { return download(bindings_.state_buffer(name)); }
 
   void write_state(const std::string& name, const Tensor& value) override {
-    const int buffer = state_buffer(name);
-    if (value.type != types_[size_t(buffer)])
-      throw Error(fmt::format("state '{}': expected {}, got {}", name, types_[size_t(buffer)].str(),
-                              value.type.str()));
-    DLC_CUDA_CHECK(cudaMemcpyAsync(arena_ + offsets_[size_t(buffer)], value.bytes.data(), value.bytes.size(),
+    const int buffer = bindings_.state_buffer(name);
+    bindings_.check_type(buffer, value, fmt::format("state '{}'", name));
+    DLC_CUDA_CHECK(cudaMemcpyAsync(arena_ + bindings_.offset(buffer), value.bytes.data(), value.bytes.size(),
                                    cudaMemcpyHostToDevice, compute_.get()));
     DLC_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
   }
@@ -243,7 +228,7 @@ class CudaSession final : public Session {
       for (const plan::CudaCopy& copy : c.copies()) {
         void* dst = address(s.outputs(copy.output()));
         const void* src = address(s.inputs(copy.input()));
-        if (dst != src) ps.copies.push_back({dst, src, types_[size_t(s.outputs(copy.output()))].bytes()});
+        if (dst != src) ps.copies.push_back({dst, src, bindings_.type(s.outputs(copy.output())).bytes()});
       }
       switch (c.kind()) {
         case plan::CudaStep::KERNEL:
@@ -261,7 +246,7 @@ class CudaSession final : public Session {
         case plan::CudaStep::HOST:
           if (c.call() == "copy")
             ps.copies.push_back(
-                {address(s.outputs(0)), address(s.inputs(0)), types_[size_t(s.outputs(0))].bytes()});
+                {address(s.outputs(0)), address(s.inputs(0)), bindings_.type(s.outputs(0)).bytes()});
           break;
         default:
           break;  // validate_plan rejected it
@@ -271,18 +256,17 @@ class CudaSession final : public Session {
     workspace_ = regions.workspace;
   }
 
-  void prepare_inputs(const plan::Plan& p, const plan::Stage& st, uint8_t* base) {
+  void prepare_inputs(const plan::Plan& p, uint8_t* base) {
     uint8_t* staging = base + layout_.staging_offset;
     for (const auto* bindings : {&p.inputs(), &p.labels()})
       for (const plan::Binding& b : *bindings) {
         StagedInput in;
-        in.signature = {b.name(), types_[size_t(b.buffer())]};
-        in.arena = arena_ + st.buffers(b.buffer()).offset();
+        in.signature = {b.name(), bindings_.type(b.buffer())};
+        in.arena = arena_ + bindings_.offset(b.buffer());
         in.staging = staging;
         in.bytes = in.signature.type.bytes();
         DLC_CUDA_CHECK(cudaMallocHost(in.pinned.out(), std::max<size_t>(in.bytes, 1)));
         staging += codegen::cuda::align256(int64_t(in.bytes));
-        inputs_.push_back(in.signature);
         inputs_staged_.push_back(std::move(in));
       }
   }
@@ -339,16 +323,9 @@ class CudaSession final : public Session {
     throw Error(fmt::format("unknown input '{}'", name));
   }
 
-  int state_buffer(const std::string& name) const {
-    const auto it = state_index_.find(name);
-    if (it == state_index_.end())
-      throw Error(fmt::format("the plan has no parameter or state named '{}'", name));
-    return it->second;
-  }
-
   Tensor download(int buffer) const {
-    Tensor t(types_[size_t(buffer)]);
-    DLC_CUDA_CHECK(cudaMemcpyAsync(t.bytes.data(), arena_ + offsets_[size_t(buffer)], t.bytes.size(),
+    Tensor t(bindings_.type(buffer));
+    DLC_CUDA_CHECK(cudaMemcpyAsync(t.bytes.data(), arena_ + bindings_.offset(buffer), t.bytes.size(),
                                    cudaMemcpyDeviceToHost, compute_.get()));
     DLC_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
     return t;
@@ -366,14 +343,10 @@ class CudaSession final : public Session {
   void* workspace_ = nullptr;
   std::unique_ptr<LibraryHandles> handles_;
   std::vector<std::unique_ptr<LibraryCall>> library_calls_;  // per step; null for the others
-  std::vector<TensorType> types_;
-  std::vector<int64_t> offsets_;
+  plan::StageBindings bindings_;
   std::vector<std::unique_ptr<CudaModule>> modules_;
   std::vector<PreparedStep> steps_;
   std::vector<StagedInput> inputs_staged_;
-  std::vector<Signature> inputs_, outputs_;
-  std::map<std::string, int> output_buffer_, state_index_;
-  std::vector<std::string> state_names_;
   std::unique_ptr<StepProfile> profile_;
   int64_t runs_ = 0;
   // Declared last, destroyed first: before the modules and library handles its nodes launch.

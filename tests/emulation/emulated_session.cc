@@ -16,6 +16,7 @@
 #include "runtime/cuda/library_call.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
+#include "runtime/plan/stage_bindings.h"
 #include "tests/emulation/emulated_device.h"
 
 namespace dlc::emulation {
@@ -50,41 +51,23 @@ class EmulatedCudaSession final : public Session {
     layout_ = cuda::device_memory_layout(p, st, library.workspace_bytes);
     memory_ = HostBuffer(size_t(std::max<int64_t>(layout_.total_bytes, 256)));
     arena_ = memory_.as<uint8_t>();
-    for (int i = 0; i < st.buffers_size(); ++i) {
-      const plan::Buffer& b = st.buffers(i);
-      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) {
-        state_index_[b.name()] = i;
-        state_names_.push_back(b.name());
-      }
-      types_.push_back(plan::buffer_type(b));
-      offsets_.push_back(b.offset());
+    bindings_ = plan::StageBindings(p);
+    for (const plan::Buffer& b : st.buffers())
       if (b.init() >= 0) {
         const plan::TensorValue& value = p.initial_values(b.init());
         if (value.zeros())
-          std::memset(arena_ + b.offset(), 0, types_.back().bytes());
+          std::memset(arena_ + b.offset(), 0, plan::buffer_type(b).bytes());
         else
           std::memcpy(arena_ + b.offset(), value.data().data(), value.data().size());
       }
-    }
     prepare_steps(p, st);
-    for (const auto* bindings : {&p.inputs(), &p.labels()})
-      for (const plan::Binding& b : *bindings) {
-        inputs_.push_back({b.name(), types_[size_t(b.buffer())]});
-        input_buffer_[b.name()] = b.buffer();
-      }
-    for (const plan::Binding& b : p.outputs()) {
-      outputs_.push_back({b.name(), types_[size_t(b.buffer())]});
-      output_buffer_[b.name()] = b.buffer();
-    }
   }
 
-  const std::vector<Signature>& inputs() const override { return inputs_; }
-  const std::vector<Signature>& outputs() const override { return outputs_; }
+  const std::vector<Signature>& inputs() const override { return bindings_.inputs(); }
+  const std::vector<Signature>& outputs() const override { return bindings_.outputs(); }
 
   void set_input(const std::string& name, const Tensor& value) override {
-    const auto it = input_buffer_.find(name);
-    if (it == input_buffer_.end()) throw Error(fmt::format("unknown input '{}'", name));
-    write(it->second, value, fmt::format("input '{}'", name));
+    write(bindings_.input_buffer(name), value, fmt::format("input '{}'", name));
   }
 
   void run() override {
@@ -98,16 +81,12 @@ class EmulatedCudaSession final : public Session {
     }
   }
 
-  Tensor output(const std::string& name) const override {
-    const auto it = output_buffer_.find(name);
-    if (it == output_buffer_.end()) throw Error(fmt::format("unknown output '{}'", name));
-    return read(it->second);
-  }
+  Tensor output(const std::string& name) const override { return read(bindings_.output_buffer(name)); }
 
-  std::vector<std::string> state_names() const override { return state_names_; }
-  Tensor read_state(const std::string& name) const override { return read(state_buffer(name)); }
+  std::vector<std::string> state_names() const override { return bindings_.state_names(); }
+  Tensor read_state(const std::string& name) const override { return read(bindings_.state_buffer(name)); }
   void write_state(const std::string& name, const Tensor& value) override {
-    write(state_buffer(name), value, fmt::format("state '{}'", name));
+    write(bindings_.state_buffer(name), value, fmt::format("state '{}'", name));
   }
 
   std::string memory_report() const override { return "emulated cuda: " + layout_.describe(); }
@@ -145,7 +124,7 @@ class EmulatedCudaSession final : public Session {
       for (const plan::CudaCopy& copy : c.copies()) {
         void* dst = address(s.outputs(copy.output()));
         const void* src = address(s.inputs(copy.input()));
-        if (dst != src) ps.copies.push_back({dst, src, types_[size_t(s.outputs(copy.output()))].bytes()});
+        if (dst != src) ps.copies.push_back({dst, src, bindings_.type(s.outputs(copy.output())).bytes()});
       }
       if (c.kind() == plan::CudaStep::KERNEL) {
         ps.kernel = kernels_.at(c.kernel()).get();
@@ -161,46 +140,33 @@ class EmulatedCudaSession final : public Session {
         ps.operands = cuda::library_operands(st, s, arena_);
       } else if (c.kind() == plan::CudaStep::HOST && c.call() == "copy") {
         ps.copies.push_back(
-            {address(s.outputs(0)), address(s.inputs(0)), types_[size_t(s.outputs(0))].bytes()});
+            {address(s.outputs(0)), address(s.inputs(0)), bindings_.type(s.outputs(0)).bytes()});
       }
       steps_.push_back(std::move(ps));
     }
     workspace_ = regions.workspace;
   }
 
-  int state_buffer(const std::string& name) const {
-    const auto it = state_index_.find(name);
-    if (it == state_index_.end())
-      throw Error(fmt::format("the plan has no parameter or state named '{}'", name));
-    return it->second;
-  }
-
   Tensor read(int buffer) const {
-    Tensor t(types_[size_t(buffer)]);
-    std::memcpy(t.bytes.data(), arena_ + offsets_[size_t(buffer)], t.bytes.size());
+    Tensor t(bindings_.type(buffer));
+    std::memcpy(t.bytes.data(), arena_ + bindings_.offset(buffer), t.bytes.size());
     return t;
   }
 
   void write(int buffer, const Tensor& value, const std::string& what) {
-    if (value.type != types_[size_t(buffer)])
-      throw Error(
-          fmt::format("{}: expected {}, got {}", what, types_[size_t(buffer)].str(), value.type.str()));
-    std::memcpy(arena_ + offsets_[size_t(buffer)], value.bytes.data(), value.bytes.size());
+    bindings_.check_type(buffer, value, what);
+    std::memcpy(arena_ + bindings_.offset(buffer), value.bytes.data(), value.bytes.size());
   }
 
   cuda::DeviceMemoryLayout layout_;
   HostBuffer memory_;
   uint8_t* arena_ = nullptr;
-  std::vector<TensorType> types_;
-  std::vector<int64_t> offsets_;
+  plan::StageBindings bindings_;
   std::unique_ptr<cuda::LibraryHandles> handles_;
   std::vector<std::unique_ptr<cuda::LibraryCall>> library_calls_;  // per step; null for the others
   void* workspace_ = nullptr;
   std::map<int, std::unique_ptr<EmulatedKernel>> kernels_;
   std::vector<PreparedStep> steps_;
-  std::vector<Signature> inputs_, outputs_;
-  std::map<std::string, int> input_buffer_, output_buffer_, state_index_;
-  std::vector<std::string> state_names_;
 };
 
 }  // namespace
