@@ -13,6 +13,7 @@
 
 #include "dlc/error.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/step_kernel.h"
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
@@ -28,17 +29,6 @@ namespace {
 
 struct AlignedFree {
   void operator()(void* p) const { std::free(p); }
-};
-
-struct PreparedStep {
-  cpu::KernelFn fn;
-  std::string name, kernel;
-  Attrs attrs;
-  std::vector<int32_t> inputs, outputs;
-  std::unique_ptr<cpu::KernelState> state;
-  // The kernel's context, built once (the arena's views do not move): a run then allocates
-  // nothing, where building it per run copied every view's dims (a dozen allocations a step).
-  std::unique_ptr<cpu::KernelContext> ctx;
 };
 
 class CpuSession final : public Session {
@@ -63,21 +53,9 @@ class CpuSession final : public Session {
       if (b.init() >= 0) plan::copy_value(p.initial_values(b.init()), v.data);
       views_.push_back(std::move(v));
     }
-    for (const plan::Step& s : st.steps()) {
-      PreparedStep ps;
-      ps.fn = cpu::find_kernel(s.kernel());
-      ps.name = s.name();
-      ps.kernel = s.kernel();
-      ps.attrs = plan::from_proto(s.attrs(), fmt::format("step '{}'", s.name()));
-      ps.inputs.assign(s.inputs().begin(), s.inputs().end());
-      ps.outputs.assign(s.outputs().begin(), s.outputs().end());
-      steps_.push_back(std::move(ps));
-    }
-    for (PreparedStep& s : steps_) {  // steps_ no longer grows: the references stay valid
-      s.ctx.reset(new cpu::KernelContext{s.attrs, {}, {}, &s.state, s.name, s.kernel});
-      for (int32_t i : s.inputs) s.ctx->inputs.push_back(i < 0 ? cpu::TensorView{} : views_[size_t(i)]);
-      for (int32_t i : s.outputs) s.ctx->outputs.push_back(i < 0 ? cpu::TensorView{} : views_[size_t(i)]);
-    }
+    for (const plan::Step& s : st.steps())
+      steps_.push_back(
+          std::make_unique<cpu::StepKernel>(st, s, [&](int32_t b) { return views_[size_t(b)].data; }));
     auto bind = [&](const auto& bindings, std::vector<Signature>& sigs) {
       for (const plan::Binding& b : bindings) {
         sigs.push_back({b.name(), plan::buffer_type(st.buffers(b.buffer()))});
@@ -108,14 +86,14 @@ class CpuSession final : public Session {
   void run() override {
     using Clock = std::chrono::steady_clock;
     if (profile_) profile_->add_run();
-    for (PreparedStep& s : steps_) {
+    for (const std::unique_ptr<cpu::StepKernel>& s : steps_) {
       if (!profile_) {
-        s.fn(*s.ctx);
+        s->run();
         continue;
       }
       const Clock::time_point t0 = Clock::now();
-      s.fn(*s.ctx);
-      profile_->add(profile_->key(s.kernel, s.name),
+      s->run();
+      profile_->add(profile_->key(s->kernel(), s->name()),
                     std::chrono::duration<double>(Clock::now() - t0).count());
     }
   }
@@ -165,7 +143,7 @@ class CpuSession final : public Session {
   std::unique_ptr<uint8_t, AlignedFree> arena_;
   int64_t arena_bytes_ = 0, peak_bytes_ = 0;
   std::vector<cpu::TensorView> views_;
-  std::vector<PreparedStep> steps_;
+  std::vector<std::unique_ptr<cpu::StepKernel>> steps_;
   std::vector<Signature> inputs_, outputs_;
   std::map<std::string, int> buffer_of_;
   std::vector<std::string> state_names_;

@@ -110,7 +110,7 @@ void add_kernel(plan::Plan& plan, const KernelSource& source, const CompiledKern
 }  // namespace
 
 CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const KernelCompiler& compile,
-                             int jobs) {
+                             int jobs, HostFallback fallback) {
   CudaBindStats stats;
   // Distinct sources in the order of their first step; a kernel's index in the plan is its place
   // here after the kernels the plan already has.
@@ -120,8 +120,16 @@ CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const Ke
   for (int s = 0; s < plan.stages_size(); ++s) {
     if (!plan::is_cuda_device(plan.stages(s).device())) continue;
     for (int i = 0; i < plan.stages(s).steps_size(); ++i) {
-      const StepBinding b = bind_cuda_step(plan, plan.stages(s), i);
       plan::CudaStep* out = plan.mutable_stages(s)->mutable_steps(i)->mutable_cuda();
+      StepBinding b;
+      try {
+        b = bind_cuda_step(plan, plan.stages(s), i);
+      } catch (const NoCudaPathError& e) {
+        if (fallback == HostFallback::Refuse) throw;
+        b = host_kernel_binding();
+        out->set_host_reason(e.why);
+        ++stats.host_kernel_steps;
+      }
       operands_to_proto(b, out);
       switch (b.kind) {
         case StepBinding::Kind::Kernel: {
@@ -143,7 +151,7 @@ CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const Ke
         case StepBinding::Kind::Host:
           out->set_kind(plan::CudaStep::HOST);
           out->set_call(b.call);
-          ++stats.host_steps;
+          if (b.call != "cpu") ++stats.host_steps;
           break;
       }
     }

@@ -39,12 +39,6 @@ namespace dlc::codegen::cuda {
 
 namespace {
 
-// A step's refusal, already naming the step (StepView::fail). bind_cuda_step reports any other
-// dlc::Error a rule or emitter throws (an unsupported dtype, an axis out of range, …) as one.
-struct NoCudaPath : Error {
-  using Error::Error;
-};
-
 // A step with its operands' types and attributes, and the error every rule reports.
 class StepView {
  public:
@@ -80,7 +74,8 @@ class StepView {
   }
 
   [[noreturn]] void fail(const std::string& why) const {
-    throw NoCudaPath(fmt::format("step '{}' (op {}) has no CUDA path: {}", step_.name(), op(), why));
+    throw NoCudaPathError(fmt::format("step '{}' (op {}) has no CUDA path: {}", step_.name(), op(), why),
+                          why);
   }
 
   Attrs attrs;
@@ -839,6 +834,16 @@ const std::map<std::string, Rule, std::less<>>& rules() {
 
 }  // namespace
 
+NoCudaPathError::NoCudaPathError(const std::string& message, std::string reason)
+    : Error(message), why(std::move(reason)) {}
+
+StepBinding host_kernel_binding() {
+  StepBinding b;
+  b.kind = StepBinding::Kind::Host;
+  b.call = "cpu";
+  return b;
+}
+
 StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int step_index) {
   const plan::Step& step = stage.steps(step_index);
   const StepView s(plan, stage, step);
@@ -859,7 +864,7 @@ StepBinding bind_cuda_step(const plan::Plan& plan, const plan::Stage& stage, int
     }
     // A library call the runtime would refuse has no CUDA path.
     if (b.kind == StepBinding::Kind::Library) check_library_call(b.call, b.params, "library call");
-  } catch (const NoCudaPath&) {
+  } catch (const NoCudaPathError&) {
     throw;
   } catch (const Error& e) {
     s.fail(e.what());

@@ -1,7 +1,8 @@
 // The CUDA session (cuda_session.h). Library calls are built first (their scratch sizes the shared
 // workspace), then one cudaMalloc holds the arena, the workspace, the multi-tensor tables and the
 // input staging (device_memory.h). Steps run in plan order on one compute stream: generated
-// kernels from the plan's cubins, cuBLASLt and cuDNN calls (library_call.h), device copies. Inputs
+// kernels from the plan's cubins, cuBLASLt and cuDNN calls (library_call.h), device copies, and
+// the steps with no CUDA path by their CPU kernels on pinned host copies (host_kernel_step.h). Inputs
 // go host -> pinned buffer -> device staging on a copy stream as soon as they are set, and into
 // the arena at the start of the next run, so a batch uploads while the previous step computes.
 // With SessionOptions::cuda_graph the steps are captured once into a CUDA Graph and replayed.
@@ -21,6 +22,7 @@
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/device_memory.h"
+#include "runtime/cuda/host_kernel_step.h"
 #include "runtime/cuda/kernel_launch.h"
 #include "runtime/cuda/library_call.h"
 #include "runtime/cuda/module.h"
@@ -60,19 +62,16 @@ using Graph = OwnedHandle<cudaGraph_t, cudaGraphDestroy>;
 using GraphExec = OwnedHandle<cudaGraphExec_t, cudaGraphExecDestroy>;
 using PinnedBuffer = OwnedHandle<void*, cudaFreeHost>;
 
-struct DeviceCopy {
-  void* dst = nullptr;
-  const void* src = nullptr;
-  size_t bytes = 0;
-};
-
 struct PreparedStep {
   std::string name, op;
-  std::vector<DeviceCopy> copies;  // before the step (in-place kernels' results, a residual)
+  std::vector<HostCopy> copies;  // device copies before the step (in-place kernels' results, a residual)
   std::optional<KernelStep> kernel;
   const LibraryCall* library = nullptr;
   LibraryOperands operands;  // library
+  HostKernelStep* host = nullptr;
 };
+
+void CUDART_CB run_host_kernel_step(void* step) { static_cast<HostKernelStep*>(step)->run(); }
 
 // A graph input or label: its pinned host buffer and its staging copy on the device.
 struct StagedInput {
@@ -135,6 +134,7 @@ class CudaSession final : public Session {
     }
     for (const plan::CudaKernel& k : p.cuda_kernels())
       modules_.push_back(std::make_unique<CudaModule>(program_of(k)));
+    prepare_host_steps(st);
     prepare_steps(p, st, base);
     prepare_inputs(p, base);
     if (StepProfile::requested()) profile_ = std::make_unique<StepProfile>();
@@ -169,6 +169,7 @@ class CudaSession final : public Session {
   }
 
   void run() override {
+    check_host_steps();  // an error of the last run's host steps
     bool pending = false;
     for (const StagedInput& in : inputs_staged_) pending = pending || in.pending;
     if (pending) {
@@ -209,8 +210,12 @@ class CudaSession final : public Session {
   std::string memory_report() const override {
     size_t free_bytes = 0, total_bytes = 0;
     DLC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    return fmt::format("{} {}: {}; {:.1f} of {:.1f} MiB free", device_,
-                       device_description(device_ordinal(device_)), layout_.describe(),
+    std::string host;
+    if (!host_steps_.empty())
+      host = fmt::format("; {} steps on the host ({:.1f} MiB pinned)", host_steps_.size(),
+                         double(host_memory_bytes_) / (1 << 20));
+    return fmt::format("{} {}: {}{}; {:.1f} of {:.1f} MiB free", device_,
+                       device_description(device_ordinal(device_)), layout_.describe(), host,
                        double(free_bytes) / (1 << 20), double(total_bytes) / (1 << 20));
   }
 
@@ -247,6 +252,7 @@ class CudaSession final : public Session {
           if (c.call() == "copy")
             ps.copies.push_back(
                 {address(s.outputs(0)), address(s.inputs(0)), bindings_.type(s.outputs(0)).bytes()});
+          if (c.call() == "cpu") ps.host = host_steps_.at(i).get();
           break;
         default:
           break;  // validate_plan rejected it
@@ -254,6 +260,29 @@ class CudaSession final : public Session {
       steps_.push_back(std::move(ps));
     }
     workspace_ = regions.workspace;
+  }
+
+  // The host steps share one pinned buffer: the stream orders each one's copies and run after the
+  // previous one's.
+  void prepare_host_steps(const plan::Stage& st) {
+    size_t bytes = 0;
+    for (const plan::Step& s : st.steps())
+      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu")
+        bytes = std::max(bytes, HostKernelStep::host_bytes(st, s));
+    if (bytes > 0) DLC_CUDA_CHECK(cudaMallocHost(host_memory_.out(), bytes));
+    host_memory_bytes_ = bytes;
+    for (int i = 0; i < st.steps_size(); ++i) {
+      const plan::Step& s = st.steps(i);
+      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu")
+        host_steps_[i] =
+            std::make_unique<HostKernelStep>(st, s, arena_, static_cast<uint8_t*>(host_memory_.get()));
+    }
+  }
+
+  // Throws the first error a host step met since the last check.
+  void check_host_steps() const {
+    for (auto& [index, step] : host_steps_)
+      if (std::string error = step->take_error(); !error.empty()) throw Error(error);
   }
 
   void prepare_inputs(const plan::Plan& p, uint8_t* base) {
@@ -272,8 +301,15 @@ class CudaSession final : public Session {
   }
 
   void run_step(PreparedStep& s) {
-    for (const DeviceCopy& c : s.copies)
+    for (const HostCopy& c : s.copies)
       DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, compute_.get()));
+    if (s.host) {
+      for (const HostCopy& c : s.host->to_host())
+        DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToHost, compute_.get()));
+      DLC_CUDA_CHECK(cudaLaunchHostFunc(compute_.get(), run_host_kernel_step, s.host));
+      for (const HostCopy& c : s.host->to_device())
+        DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, compute_.get()));
+    }
     if (s.kernel) {
       const CudaModule& module = *modules_[size_t(s.kernel->kernel)];
       for (KernelLaunch& l : s.kernel->launches) {
@@ -328,6 +364,7 @@ class CudaSession final : public Session {
     DLC_CUDA_CHECK(cudaMemcpyAsync(t.bytes.data(), arena_ + bindings_.offset(buffer), t.bytes.size(),
                                    cudaMemcpyDeviceToHost, compute_.get()));
     DLC_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
+    check_host_steps();
     return t;
   }
 
@@ -345,6 +382,9 @@ class CudaSession final : public Session {
   std::vector<std::unique_ptr<LibraryCall>> library_calls_;  // per step; null for the others
   plan::StageBindings bindings_;
   std::vector<std::unique_ptr<CudaModule>> modules_;
+  PinnedBuffer host_memory_;  // the host steps' operands
+  size_t host_memory_bytes_ = 0;
+  std::map<int, std::unique_ptr<HostKernelStep>> host_steps_;  // by step index
   std::vector<PreparedStep> steps_;
   std::vector<StagedInput> inputs_staged_;
   std::unique_ptr<StepProfile> profile_;

@@ -85,7 +85,7 @@ void validate_cuda_step(const Plan& plan, const Step& step, const std::string& w
       if (c.call().empty()) throw Error(fmt::format("{} is a library call without a name", where));
       return;
     case CudaStep::HOST:
-      if (c.call() != "alias" && c.call() != "copy")
+      if (c.call() != "alias" && c.call() != "copy" && c.call() != "cpu")
         throw Error(fmt::format("{} has an unknown host call '{}'", where, c.call()));
       return;
     default:
@@ -151,7 +151,7 @@ CudaStepCounts count_cuda_steps(const Plan& plan) {
           ++n.library_calls;
           break;
         case CudaStep::HOST:
-          ++n.host_steps;
+          ++(step.cuda().call() == "cpu" ? n.host_kernel_steps : n.host_steps);
           break;
         default:
           break;

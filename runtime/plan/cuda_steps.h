@@ -34,6 +34,7 @@ struct CudaStepCounts {
   int64_t kernel_steps = 0;       // steps that launch one of them
   int64_t library_calls = 0;      // steps bound to cuBLASLt / cuDNN calls
   int64_t host_steps = 0;         // aliases and device copies
+  int64_t host_kernel_steps = 0;  // steps run on the host by their CPU kernel (HOST "cpu")
 };
 CudaStepCounts count_cuda_steps(const Plan& plan);
 

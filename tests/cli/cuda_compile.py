@@ -7,14 +7,17 @@ in every precision (about 3x the time: 16-bit plans have 2-4x the distinct kerne
 compiles each in 0.1-0.9 s). tests/unit/cuda_plan_test.cc binds all twelve without NVRTC:
 
 - the plan is written and loads (its CUDA bindings are checked on load: `dlc inspect PLAN`);
-- `dlc inspect --stats` reports generated_kernels, kernel_steps, library_calls and host_steps,
-  and every step is bound: kernel_steps + library_calls + host_steps == ops;
+- `dlc inspect --stats` reports generated_kernels, kernel_steps, library_calls, host_steps and
+  host_kernel_steps, and every step is bound on the GPU: kernel_steps + library_calls +
+  host_steps == ops, no step runs on the host by its CPU kernel;
 - identical kernels are stored once: generated_kernels < kernel_steps for the models with
   repeated layers (transformer, ResNet-18), <= for the others (their optimizer updates merge);
 - Slice, Pad, Concat and a comparison compile to generated kernels (an inference model);
 - training plans with Dropout and with NegativeLogLikelihoodLoss compile (the run counter's i64
   Add and the labels' i64 Equal are integer kernels);
-- a step with no CUDA path (an f64 Mul) fails cleanly, naming its node and op; so do a bad --device and
+- a step with no CUDA path (an f64 Mul) runs on the host by its CPU kernel, with a note naming its
+  node, op and reason (host_kernel_steps 1); with --no-host-fallback it fails cleanly, naming its
+  node and op; so do a bad --device and
   --arch, and, without a GPU, `dlc run` / `dlc train` of a CUDA plan (an error naming the missing
   device); with a GPU, 5 training steps of the mlp's CUDA plan give the CPU plan's losses (rel. 1e-3).
 
@@ -39,7 +42,7 @@ PRECISIONS = ["fp32", "bf16", "fp16"]
 # (model, precision) compiled by default; --all-precisions: every pair.
 DEFAULT_CASES = [(m, "fp32") for m in BATCH] + [("mlp", "fp16"), ("cnn", "bf16")]
 REPEATED_LAYERS = {"transformer", "resnet18"}
-KEYS = ["generated_kernels", "kernel_steps", "library_calls", "host_steps"]
+KEYS = ["generated_kernels", "kernel_steps", "library_calls", "host_steps", "host_kernel_steps"]
 CUDA = ["--device", "cuda", "--arch", "sm_90"]
 
 
@@ -77,6 +80,7 @@ def compile_plan(checks, name, model, args, plan, repeated_layers):
         return True
     print(f"{name}: compiled for sm_90 in {seconds:.1f} s: {json.dumps({k: j[k] for k in ['ops'] + KEYS})}")
     checks.expect(f"{name}_all_bound", j["kernel_steps"] + j["library_calls"] + j["host_steps"] == j["ops"], j)
+    checks.expect(f"{name}_no_host_kernel_steps", j["host_kernel_steps"] == 0, j)
     dedupe = j["generated_kernels"] < j["kernel_steps"] if repeated_layers else j["generated_kernels"] <= j["kernel_steps"]
     checks.expect(f"{name}_kernels_dedupe", 0 < j["generated_kernels"] and dedupe, j)
     checks.expect(f"{name}_library_calls", j["library_calls"] > 0, j)
@@ -137,6 +141,19 @@ def compile_dropout_training(checks, tmp):
     checks.run("nll_training_compile", ["compile", model, "--train", "--loss", "output", *CUDA, "-o", plan])
 
 
+def compile_host_fallback(checks, model, plan):
+    """A step with no CUDA path (`model`'s f64 Mul) compiles to a host step with a note saying why."""
+    proc = checks.run("host_fallback_compile", ["compile", model, *CUDA, "-o", plan])
+    if not proc:
+        return
+    note = "note: step 'my_square' (op Mul) runs on the host by its CPU kernel: expression program: input"
+    checks.expect("host_fallback_note", note in proc.stderr.decode(), proc.stderr.decode())
+    proc = checks.run("host_fallback_stats", ["inspect", plan, "--stats"])
+    if proc:
+        j = json.loads(proc.stdout)
+        checks.expect("host_fallback_steps", j.get("host_kernel_steps") == 1 and j.get("ops") == 1, j)
+
+
 def main():
     dlc, data, verbose = sys.argv[1], sys.argv[2], "-v" in sys.argv
     every = "--all-precisions" in sys.argv or os.environ.get("DLC_CUDA_COMPILE_ALL") == "1"
@@ -152,7 +169,8 @@ def main():
                             [helper.make_node("Mul", ["x", "x"], ["y"], name="my_square")],
                             [("x", TensorProto.DOUBLE, [4, 8])], [("y", TensorProto.DOUBLE, [4, 8])], [])
         out = os.path.join(tmp, "f64_mul.dlcplan")
-        failures.check("unsupported_op", ["compile", gather, *CUDA, "-o", out],
+        compile_host_fallback(checks, gather, os.path.join(tmp, "f64_mul_host.dlcplan"))
+        failures.check("unsupported_op", ["compile", gather, *CUDA, "--no-host-fallback", "-o", out],
                        "step 'my_square' (op Mul) has no CUDA path", must_not_exist=[out])
         failures.check("bad_device", ["compile", gather, "--device", "gpu", "-o", out], "--device 'gpu'",
                        must_not_exist=[out])

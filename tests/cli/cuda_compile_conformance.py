@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""`dlc compile --device cuda --arch sm_90` of every ONNX backend node case that dlc compiles for
-the CPU (libonnx-testdata's node/*/model.onnx, inference plans; NVRTC compiles the kernels, no GPU
-needed). A case passes when its CUDA plan compiles, or when dlc refuses it with the clear
+"""`dlc compile --device cuda --arch sm_90 --no-host-fallback` of every ONNX backend node case that
+dlc compiles for the CPU (libonnx-testdata's node/*/model.onnx, inference plans; NVRTC compiles the
+kernels, no GPU needed). Without the host fallback a step with no CUDA path is an error, so this
+measures the CUDA backend's own coverage. A case passes when its CUDA plan compiles, or when dlc
+refuses it with the clear
 "has no CUDA path" error naming the step and op (an op the CUDA backend does not cover yet);
 anything else — an NVRTC error in a generated kernel, a crash, another error — fails the test.
 Prints the counts and the ops refused most often (the CUDA backend's coverage gaps).
@@ -27,7 +29,8 @@ def compile_case(dlc: str, model: str, tmp: str) -> tuple:
         cpu = subprocess.run([dlc, "compile", model, "-o", plan], capture_output=True, text=True, timeout=300)
         if cpu.returncode != 0:
             return "cpu-unsupported", ""
-        r = subprocess.run([dlc, "compile", model, "--device", "cuda", "--arch", "sm_90", "-o", plan],
+        r = subprocess.run([dlc, "compile", model, "--device", "cuda", "--arch", "sm_90", "--no-host-fallback",
+                            "-o", plan],
                            capture_output=True, text=True, timeout=300)
     finally:
         if os.path.exists(plan):

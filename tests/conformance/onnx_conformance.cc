@@ -3,8 +3,9 @@
 // outputs (rtol 1e-3, atol 1e-4). Cases listed in known_failures/*.txt (with the reason) may fail;
 // any other failure, or a pass rate under 95%, fails the run.
 //
-// On the GPU (CUDA plans): `--device cuda` compiles each case for CUDA; a case with a step that
-// has no CUDA path is counted as refused, not failed. Where no GPU is (or the GPU machine has
+// On the GPU (CUDA plans): `--device cuda` compiles each case for CUDA; a step with no CUDA path
+// runs on the host by its CPU kernel (the cases that have one are counted), or with
+// --no-host-fallback the case is counted as refused, not failed. Where no GPU is (or the GPU machine has
 // no build tools and no test data), `--device cuda --save-plans DIR` compiles only, writing a
 // copy of each compiled case's folder with the plan of each data set beside its .pb files
 // (`plan.dlcplan`); `--data DIR --precompiled` then runs those plans instead of compiling
@@ -26,6 +27,7 @@
 #include "frontend/onnx_tensor.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "tools/driver/compile.h"
 #ifdef DLC_EMULATED_DEVICE
@@ -127,8 +129,9 @@ struct RoundTripCount {
 // How cases are compiled and run (the command line's options).
 struct RunMode {
   std::string device = "cpu";
-  fs::path save_plans;       // compile only, writing each case's plans under this folder
-  bool precompiled = false;  // run the plan.dlcplan of each data set instead of compiling
+  fs::path save_plans;        // compile only, writing each case's plans under this folder
+  bool precompiled = false;   // run the plan.dlcplan of each data set instead of compiling
+  bool host_fallback = true;  // CUDA: a step with no CUDA path runs by its CPU kernel (else: refused)
 };
 
 // A CUDA compile that met a step with no CUDA path: the case is refused, not failed.
@@ -140,7 +143,7 @@ bool refused_on_cuda(const std::string& message) {
 // set's imported graph also goes through the IR round trip (not with precompiled plans). With
 // save_plans, writes the case's model, data and plans under save_plans/SUITE/CASE and runs nothing.
 std::string run_case(const fs::path& dir, const onnx::ModelProto& model, const RunMode& mode,
-                     RoundTripCount& round_trips) {
+                     RoundTripCount& round_trips, int64_t& host_kernel_steps) {
   std::vector<std::string> input_names, output_names;
   std::set<std::string> inits;
   for (const auto& t : model.graph().initializer()) inits.insert(t.name());
@@ -157,6 +160,7 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& model, const R
   for (const fs::path& set : sets) {
     driver::CompileOptions options;
     options.device = mode.device;
+    options.host_fallback = mode.host_fallback;
     options.pipeline.verify_each = true;  // tests verify the IR after every pass, as debug builds do
     for (size_t i = 0; i < input_names.size(); ++i) {
       fs::path f = set / fmt::format("input_{}.pb", i);
@@ -177,6 +181,7 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& model, const R
       }
       plan = std::move(c.plan);
     }
+    host_kernel_steps += plan::count_cuda_steps(plan).host_kernel_steps;
     if (!mode.save_plans.empty()) {
       saved.emplace_back(set, std::move(plan));
       continue;
@@ -249,12 +254,15 @@ int main(int argc, char** argv) {
       mode.save_plans = argv[++i];
     else if (a == "--precompiled")
       mode.precompiled = true;
+    else if (a == "--no-host-fallback")
+      mode.host_fallback = false;
     else if (a == "-v")
       verbose = true;
     else {
       std::fprintf(stderr,
                    "usage: onnx_conformance [--data DIR] [--known-failures DIR] [--filter SUBSTR]\n"
-                   "                        [--device cpu|cuda] [--save-plans DIR | --precompiled] [-v]\n");
+                   "                        [--device cpu|cuda] [--no-host-fallback]\n"
+                   "                        [--save-plans DIR | --precompiled] [-v]\n");
       return 2;
     }
   }
@@ -264,6 +272,7 @@ int main(int argc, char** argv) {
   }
   auto known = read_known_failures(known_path);
   int selected_count = 0, passed = 0, known_failed = 0, unexpected = 0, now_passing = 0, refused = 0;
+  int on_host = 0;  // cases with a step run on the host by its CPU kernel
   RoundTripCount round_trips;
   for (const char* suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     fs::path suite_dir = fs::path(data) / suite;
@@ -282,10 +291,15 @@ int main(int argc, char** argv) {
       }
       ++selected_count;
       std::string msg;
+      int64_t host_kernel_steps = 0;
       try {
-        msg = run_case(dir, model, mode, round_trips);
+        msg = run_case(dir, model, mode, round_trips, host_kernel_steps);
       } catch (const std::exception& e) {
         msg = e.what();
+      }
+      if (host_kernel_steps > 0) {
+        ++on_host;
+        if (verbose) std::printf("host steps in %s: %lld\n", name.c_str(), (long long)host_kernel_steps);
       }
       if (mode.device != "cpu" && refused_on_cuda(msg)) {
         ++refused;
@@ -316,7 +330,10 @@ int main(int argc, char** argv) {
       "conformance (%s%s): %d of %d selected cases %s (%.1f%%); %d known failures, %d unexpected failures\n",
       mode.device.c_str(), mode.precompiled ? ", precompiled plans" : "", passed, counted,
       mode.save_plans.empty() ? "pass" : "compiled and saved", rate, known_failed, unexpected);
-  if (mode.device != "cpu") std::printf("%d selected cases refused: a step has no CUDA path\n", refused);
+  if (mode.device != "cpu") {
+    std::printf("%d selected cases refused: a step has no CUDA path\n", refused);
+    std::printf("%d selected cases ran a step on the host by its CPU kernel (no CUDA path)\n", on_host);
+  }
   std::printf("%d passed, %d failed\n", passed, known_failed + unexpected);
   std::printf("IR round trip: %d of %d imported graphs print -> parse -> print identically\n",
               round_trips.identical, round_trips.checked);

@@ -5,13 +5,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <vector>
 
 #include "codegen/cuda/multi_tensor.h"
 #include "codegen/cuda/step_binding.h"
 #include "dlc/error.h"
 #include "runtime/cuda/device_memory.h"
+#include "runtime/cuda/host_kernel_step.h"
 #include "runtime/cuda/kernel_launch.h"
 #include "runtime/cuda/library_call.h"
 #include "runtime/plan/plan_file.h"
@@ -23,11 +27,7 @@ namespace dlc::emulation {
 
 namespace {
 
-struct HostCopy {
-  void* dst = nullptr;
-  const void* src = nullptr;
-  size_t bytes = 0;
-};
+using cuda::HostCopy;
 
 struct PreparedStep {
   std::vector<HostCopy> copies;  // before the step
@@ -35,6 +35,7 @@ struct PreparedStep {
   std::vector<cuda::KernelLaunch> launches;  // launches[e] of entry e
   const cuda::LibraryCall* library = nullptr;
   cuda::LibraryOperands operands;  // library
+  std::unique_ptr<cuda::HostKernelStep> host;
 };
 
 class EmulatedCudaSession final : public Session {
@@ -78,6 +79,7 @@ class EmulatedCudaSession final : public Session {
         s.kernel->launch(e, l.grid, l.block, l.shared_bytes, l.args);
       }
       if (s.library) s.library->run(s.operands, workspace_, nullptr);
+      if (s.host) run_host_step(*s.host);
     }
   }
 
@@ -116,6 +118,11 @@ class EmulatedCudaSession final : public Session {
     build_kernels(p, st);
     const cuda::DeviceRegions regions{arena_, arena_ + layout_.workspace_offset, layout_.workspace_bytes};
     uint8_t* table = arena_ + layout_.table_offset;
+    size_t host_bytes = 0;  // the host steps share one buffer, as in the CUDA session
+    for (const plan::Step& s : st.steps())
+      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu")
+        host_bytes = std::max(host_bytes, cuda::HostKernelStep::host_bytes(st, s));
+    host_memory_.resize(host_bytes);
     for (int i = 0; i < st.steps_size(); ++i) {
       const plan::Step& s = st.steps(i);
       const plan::CudaStep& c = s.cuda();
@@ -141,10 +148,20 @@ class EmulatedCudaSession final : public Session {
       } else if (c.kind() == plan::CudaStep::HOST && c.call() == "copy") {
         ps.copies.push_back(
             {address(s.outputs(0)), address(s.inputs(0)), bindings_.type(s.outputs(0)).bytes()});
+      } else if (c.kind() == plan::CudaStep::HOST && c.call() == "cpu") {
+        ps.host = std::make_unique<cuda::HostKernelStep>(st, s, arena_, host_memory_.data());
       }
       steps_.push_back(std::move(ps));
     }
     workspace_ = regions.workspace;
+  }
+
+  // As the CUDA session's stream runs it, with memcpy for cudaMemcpyAsync.
+  static void run_host_step(cuda::HostKernelStep& step) {
+    for (const HostCopy& c : step.to_host()) std::memcpy(c.dst, c.src, c.bytes);
+    step.run();
+    if (std::string error = step.take_error(); !error.empty()) throw Error(error);
+    for (const HostCopy& c : step.to_device()) std::memcpy(c.dst, c.src, c.bytes);
   }
 
   Tensor read(int buffer) const {
@@ -166,6 +183,7 @@ class EmulatedCudaSession final : public Session {
   std::vector<std::unique_ptr<cuda::LibraryCall>> library_calls_;  // per step; null for the others
   void* workspace_ = nullptr;
   std::map<int, std::unique_ptr<EmulatedKernel>> kernels_;
+  std::vector<uint8_t> host_memory_;  // the host steps' operands
   std::vector<PreparedStep> steps_;
 };
 

@@ -4,8 +4,9 @@
 // arguments and multi-tensor tables the CUDA session would give them (kernel_launch.h) in one host
 // allocation laid out as the device's (device_memory.h); a LIBRARY step (cuBLASLt, cuDNN) is the
 // runtime's own LibraryCall (library_call.h), which the emulated programs link against the
-// emulated cuBLASLt and cuDNN (emulated_cublaslt.cc, emulated_cudnn.cc); a HOST step is an alias
-// or a copy.
+// emulated cuBLASLt and cuDNN (emulated_cublaslt.cc, emulated_cudnn.cc); a HOST step is an alias,
+// a copy, or the runtime's HostKernelStep (a step with no CUDA path, run by its CPU kernel) with
+// its copies made by memcpy.
 #pragma once
 
 #include <memory>

@@ -326,6 +326,38 @@ TEST(CudaPlan, OpWithoutCudaPathNamesStepAndOp) {
   }
 }
 
+// With the host fallback, that step runs on the host by its CPU kernel and says why; the others
+// bind as before.
+TEST(CudaPlan, HostFallbackRunsStepWithoutCudaPathByItsCpuKernel) {
+  plan::Plan p = cuda_training_plan("mlp", 16);
+  plan::Step* step = p.mutable_stages(0)->mutable_steps(0);
+  step->set_kernel("Sin");
+  step->set_name("my_node");
+  std::string why;  // the refusal's reason
+  try {
+    codegen::cuda::bind_cuda_step(p, p.stages(0), 0);
+  } catch (const codegen::cuda::NoCudaPathError& e) {
+    why = e.why;
+  }
+  ASSERT_FALSE(why.empty()) << "expected a refusal";
+  FakeCompiler compiler;
+  const codegen::cuda::CudaBindStats stats =
+      codegen::cuda::bind_cuda_plan(p, "sm_90", compiler.fn(), 0, codegen::cuda::HostFallback::CpuKernel);
+  const plan::CudaStep& c = p.stages(0).steps(0).cuda();
+  EXPECT_EQ(c.kind(), plan::CudaStep::HOST);
+  EXPECT_EQ(c.call(), "cpu");
+  EXPECT_EQ(c.host_reason(), why);
+  EXPECT_EQ(stats.host_kernel_steps, 1);
+  EXPECT_EQ(stats.kernel_steps + stats.library_calls + stats.host_steps + stats.host_kernel_steps,
+            p.stages(0).steps_size());
+  const plan::CudaStepCounts counts = plan::count_cuda_steps(p);
+  EXPECT_EQ(counts.host_kernel_steps, 1);
+  EXPECT_EQ(counts.host_steps, stats.host_steps);
+  EXPECT_NO_THROW(plan::validate_cuda_steps(p, "plan"));
+  for (int i = 1; i < p.stages(0).steps_size(); ++i)
+    EXPECT_NE(p.stages(0).steps(i).cuda().call(), "cpu") << p.stages(0).steps(i).name();
+}
+
 // RMSprop's updates (single or merged) run the multi-tensor RMSprop kernel, with the momentum
 // buffer or (centered) the gradient average as the second state; centered with momentum (three
 // states) has no kernel and says so.

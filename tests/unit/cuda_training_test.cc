@@ -11,7 +11,8 @@
 // (NVRTC) and the session must refuse it with an error naming the missing device; the GPU cases
 // then skip. The 16-bit plans' convolutions, pooling and batch norm are channels-last
 // (passes/channels_last.h, the default for them) against the CPU's channels-first;
-// CudaTrainingChannelsLast asks for it in fp32 too.
+// CudaTrainingChannelsLast asks for it in fp32 too. CudaTrainingHostSteps trains the mlp with
+// centered RMSprop with momentum, whose updates have no CUDA kernel and run on the host.
 // dlc_emulated_gpu_tests builds this file again with DLC_EMULATED_DEVICE: the CUDA plans then run
 // on the emulated device (tests/emulation/emulated_session.h: the generated kernels emulated, the
 // runtime's library calls against the emulated cuBLASLt and cuDNN), where graph replay and timed
@@ -57,13 +58,19 @@ void PrintTo(const TrainingCase& c, std::ostream* os) {
 
 std::string data_dir(const TrainingCase& c) { return test::parity_dir(c.model); }
 
-plan::Plan training_plan(const TrainingCase& c, const std::string& device,
-                         const std::string& layout = "auto") {
+passes::OptimizerOptions adam() {
+  passes::OptimizerOptions o;
+  o.kind = "adam";
+  return o;
+}
+
+plan::Plan training_plan(const TrainingCase& c, const std::string& device, const std::string& layout = "auto",
+                         const passes::OptimizerOptions& optimizer = adam()) {
   driver::TrainCompileOptions options;
   options.layout = layout;
   options.compile.import.batch = c.batch;
   options.compile.device = device;
-  options.optimizer.kind = "adam";
+  options.optimizer = optimizer;
   options.precision = c.precision;
   return driver::compile_training(data_dir(c) + "/model.onnx", options).plan;
 }
@@ -141,8 +148,9 @@ bool have_cuda_device() {
 
 // Trains `c` on cuda:0 with `layout` against the CPU plan (channels-first); without a GPU, checks
 // that the session refuses the plan and skips.
-void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout) {
-  const plan::Plan cuda_plan = training_plan(c, "cuda", layout);
+void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout,
+                             const passes::OptimizerOptions& optimizer = adam()) {
+  const plan::Plan cuda_plan = training_plan(c, "cuda", layout, optimizer);
   if (!have_cuda_device()) {
     try {
       Session::create(cuda_plan);
@@ -154,7 +162,7 @@ void expect_cuda_matches_cpu(const TrainingCase& c, const std::string& layout) {
     }
     GTEST_SKIP() << "no CUDA device";
   }
-  const Trained cpu = train(c, training_plan(c, "cpu", "nchw"));
+  const Trained cpu = train(c, training_plan(c, "cpu", "nchw", optimizer));
   const Trained gpu = train(c, cuda_plan);
   ASSERT_EQ(cpu.losses.size(), 5u);
   const double tolerance = c.precision == "fp32" ? 1e-3 : 2e-2;  // 16-bit: rounding order differs
@@ -179,6 +187,27 @@ class CudaTrainingChannelsLast : public ::testing::TestWithParam<TrainingCase> {
 
 TEST_P(CudaTrainingChannelsLast, LossesMatchTheChannelsFirstCpuPlan) {
   expect_cuda_matches_cpu(GetParam(), "nhwc");
+}
+
+// Centered RMSprop with momentum has no CUDA kernel: its updates run on the host by their CPU
+// kernels (the parameters and their three states copied from the device and back each step),
+// and the run still matches the CPU plan's, on a GPU in a CUDA Graph too.
+TEST(CudaTrainingHostSteps, CenteredRmspropWithMomentumUpdatesOnTheHost) {
+  passes::OptimizerOptions rmsprop;
+  rmsprop.kind = "rmsprop";
+  rmsprop.centered = true;
+  rmsprop.momentum = 0.9;
+  const TrainingCase c{"mlp", 16, "fp32"};
+  int host_steps = 0;
+  const plan::Plan p = training_plan(c, "cuda", "auto", rmsprop);
+  for (const plan::Step& step : p.stages(0).steps())
+    if (step.cuda().call() == "cpu") {
+      ++host_steps;
+      EXPECT_NE(step.cuda().host_reason().find("centered with momentum"), std::string::npos)
+          << step.name() << ": " << step.cuda().host_reason();
+    }
+  EXPECT_GT(host_steps, 0);
+  expect_cuda_matches_cpu(c, "auto", rmsprop);
 }
 
 #ifndef DLC_EMULATED_DEVICE

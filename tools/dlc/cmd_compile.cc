@@ -1,9 +1,12 @@
 // `dlc compile MODEL.onnx -o PLAN.dlcplan [--batch N] [--shape NAME=…] [pipeline flags]`: writes
 // an inference plan; with --train and the training options of `dlc train`, a training plan for
 // `dlc train PLAN.dlcplan`. With --stop-after it prints the IR instead and writes no plan.
+#include <cstdio>
+
 #include "runtime/plan/plan_file.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/compile_flags.h"
+#include "tools/driver/cuda_plan.h"
 
 namespace dlc::tool {
 
@@ -25,7 +28,9 @@ Action add_compile_command(CLI::App& app) {
   args->flags.add_to(cmd);
   return [args] {
     const driver::Compiled c = args->flags.compile(args->model);
-    if (!PipelineFlags::print_if_stopped(c)) plan::write_plan_file(c.plan, args->output);
+    if (PipelineFlags::print_if_stopped(c)) return;
+    std::fputs(driver::host_kernel_notes(c.plan).c_str(), stderr);
+    plan::write_plan_file(c.plan, args->output);
   };
 }
 

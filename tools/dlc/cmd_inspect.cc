@@ -85,6 +85,7 @@ nlohmann::json plan_stats(const plan::Plan& p) {
     j["kernel_steps"] = n.kernel_steps;            // steps launching one
     j["library_calls"] = n.library_calls;
     j["host_steps"] = n.host_steps;
+    j["host_kernel_steps"] = n.host_kernel_steps;
   }
   return j;
 }

@@ -14,8 +14,9 @@ namespace dlc::tool {
 
 struct CompileFlags {
   bool train = false;
-  std::string device = "cpu";  // cpu, cuda, cuda:N
-  std::string arch = "sm_90";  // CUDA plans: the architecture NVRTC compiles the kernels for
+  std::string device = "cpu";     // cpu, cuda, cuda:N
+  std::string arch = "sm_90";     // CUDA plans: the architecture NVRTC compiles the kernels for
+  bool no_host_fallback = false;  // CUDA plans: a step with no CUDA path is an error
   ModelOptions model;
   TrainingCompileFlags training;
   PipelineFlags pipeline;

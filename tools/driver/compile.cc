@@ -83,7 +83,7 @@ Compiled compile_model(const std::string& model_path, CompileOptions options) {
   c.graph = import_model(model_path, options);
   c.stopped = !optimize(*c.graph, options, &c.passes);
   if (!c.stopped) c.plan = codegen::lower_to_plan(*c.graph, {options.device, options.aliases});
-  if (!c.stopped) finish_device_plan(c.plan, options.arch);
+  if (!c.stopped) finish_device_plan(c.plan, options.arch, options.host_fallback);
   return c;
 }
 

@@ -15,8 +15,9 @@ namespace dlc::driver {
 
 struct CompileOptions {
   frontend::ImportOptions import;
-  std::string device = "cpu";        // cpu, cuda, cuda:N (--device)
-  std::string arch = "sm_90";        // the GPU architecture of CUDA plans' cubins (--arch)
+  std::string device = "cpu";  // cpu, cuda, cuda:N (--device)
+  std::string arch = "sm_90";  // the GPU architecture of CUDA plans' cubins (--arch)
+  bool host_fallback = true;   // CUDA plans: a step with no CUDA path runs on the host (--no-host-fallback)
   passes::PipelineOptions pipeline;  // --disable-pass, --print-ir-after, --stop-after, …
   codegen::AliasOptions aliases;     // buffer sharing in the plan (tests turn it off to compare)
 };

@@ -77,7 +77,7 @@ Compiled compile_training(const std::string& model_path, TrainCompileOptions opt
   c.stopped = !run_training_passes(*c.graph, options, &c.passes);
   if (c.stopped) return c;
   c.plan = codegen::lower_to_plan(*c.graph, {options.compile.device, options.compile.aliases});
-  finish_device_plan(c.plan, options.compile.arch);
+  finish_device_plan(c.plan, options.compile.arch, options.compile.host_fallback);
   plan::TrainingInfo* info = c.plan.mutable_training();
   info->set_source_model(std::move(model));
   info->set_source_name(model_path);
