@@ -151,7 +151,7 @@ CudaBindStats bind_cuda_plan(plan::Plan& plan, const std::string& arch, const Ke
         case StepBinding::Kind::Host:
           out->set_kind(plan::CudaStep::HOST);
           out->set_call(b.call);
-          if (b.call != "cpu") ++stats.host_steps;
+          if (b.call != plan::kHostKernelCall) ++stats.host_steps;
           break;
       }
     }

@@ -840,7 +840,7 @@ NoCudaPathError::NoCudaPathError(const std::string& message, std::string reason)
 StepBinding host_kernel_binding() {
   StepBinding b;
   b.kind = StepBinding::Kind::Host;
-  b.call = "cpu";
+  b.call = plan::kHostKernelCall;
   return b;
 }
 

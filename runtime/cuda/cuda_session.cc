@@ -27,6 +27,7 @@
 #include "runtime/cuda/library_call.h"
 #include "runtime/cuda/module.h"
 #include "runtime/cuda/owned_handle.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
 #include "runtime/plan/stage_bindings.h"
@@ -64,7 +65,7 @@ using PinnedBuffer = OwnedHandle<void*, cudaFreeHost>;
 
 struct PreparedStep {
   std::string name, op;
-  std::vector<HostCopy> copies;  // device copies before the step (in-place kernels' results, a residual)
+  std::vector<ByteCopy> copies;  // device copies before the step (in-place kernels' results, a residual)
   std::optional<KernelStep> kernel;
   const LibraryCall* library = nullptr;
   LibraryOperands operands;  // library
@@ -252,7 +253,7 @@ class CudaSession final : public Session {
           if (c.call() == "copy")
             ps.copies.push_back(
                 {address(s.outputs(0)), address(s.inputs(0)), bindings_.type(s.outputs(0)).bytes()});
-          if (c.call() == "cpu") ps.host = host_steps_.at(i).get();
+          if (plan::is_host_kernel_step(s)) ps.host = host_steps_.at(i).get();
           break;
         default:
           break;  // validate_plan rejected it
@@ -265,15 +266,11 @@ class CudaSession final : public Session {
   // The host steps share one pinned buffer: the stream orders each one's copies and run after the
   // previous one's.
   void prepare_host_steps(const plan::Stage& st) {
-    size_t bytes = 0;
-    for (const plan::Step& s : st.steps())
-      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu")
-        bytes = std::max(bytes, HostKernelStep::host_bytes(st, s));
-    if (bytes > 0) DLC_CUDA_CHECK(cudaMallocHost(host_memory_.out(), bytes));
-    host_memory_bytes_ = bytes;
+    host_memory_bytes_ = HostKernelStep::stage_host_bytes(st);
+    if (host_memory_bytes_ > 0) DLC_CUDA_CHECK(cudaMallocHost(host_memory_.out(), host_memory_bytes_));
     for (int i = 0; i < st.steps_size(); ++i) {
       const plan::Step& s = st.steps(i);
-      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu")
+      if (plan::is_host_kernel_step(s))
         host_steps_[i] =
             std::make_unique<HostKernelStep>(st, s, arena_, static_cast<uint8_t*>(host_memory_.get()));
     }
@@ -301,13 +298,13 @@ class CudaSession final : public Session {
   }
 
   void run_step(PreparedStep& s) {
-    for (const HostCopy& c : s.copies)
+    for (const ByteCopy& c : s.copies)
       DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, compute_.get()));
     if (s.host) {
-      for (const HostCopy& c : s.host->to_host())
+      for (const ByteCopy& c : s.host->to_host())
         DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToHost, compute_.get()));
       DLC_CUDA_CHECK(cudaLaunchHostFunc(compute_.get(), run_host_kernel_step, s.host));
-      for (const HostCopy& c : s.host->to_device())
+      for (const ByteCopy& c : s.host->to_device())
         DLC_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, compute_.get()));
     }
     if (s.kernel) {

@@ -19,7 +19,8 @@
 
 namespace dlc::cuda {
 
-struct HostCopy {
+/// A copy of `bytes` bytes (host or device memory, as the caller enqueues it).
+struct ByteCopy {
   void* dst = nullptr;
   const void* src = nullptr;
   size_t bytes = 0;
@@ -29,13 +30,15 @@ class HostKernelStep {
  public:
   /// Bytes of host memory `step` needs: each distinct operand buffer, 64-byte aligned.
   static size_t host_bytes(const plan::Stage& stage, const plan::Step& step);
+  /// The most any host kernel step of `stage` needs: the steps run one after another and share it.
+  static size_t stage_host_bytes(const plan::Stage& stage);
 
   /// `step` of `stage` with its buffers at `arena` + offset on the device and packed into `host`
   /// (host_bytes of it) on the host. Throws dlc::Error as cpu::StepKernel does.
   HostKernelStep(const plan::Stage& stage, const plan::Step& step, uint8_t* arena, uint8_t* host);
 
-  const std::vector<HostCopy>& to_host() const { return to_host_; }      // before the run: inputs
-  const std::vector<HostCopy>& to_device() const { return to_device_; }  // after it: outputs
+  const std::vector<ByteCopy>& to_host() const { return to_host_; }      // before the run: inputs
+  const std::vector<ByteCopy>& to_device() const { return to_device_; }  // after it: outputs
 
   /// Runs the kernel on the host copies. A host function cannot throw: the first error is kept
   /// for take_error.
@@ -47,7 +50,7 @@ class HostKernelStep {
 
  private:
   std::unique_ptr<cpu::StepKernel> kernel_;
-  std::vector<HostCopy> to_host_, to_device_;
+  std::vector<ByteCopy> to_host_, to_device_;
   std::mutex error_mutex_;  // run() is called on a CUDA driver thread
   std::string error_;
 };

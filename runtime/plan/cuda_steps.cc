@@ -85,7 +85,7 @@ void validate_cuda_step(const Plan& plan, const Step& step, const std::string& w
       if (c.call().empty()) throw Error(fmt::format("{} is a library call without a name", where));
       return;
     case CudaStep::HOST:
-      if (c.call() != "alias" && c.call() != "copy" && c.call() != "cpu")
+      if (c.call() != "alias" && c.call() != "copy" && c.call() != kHostKernelCall)
         throw Error(fmt::format("{} has an unknown host call '{}'", where, c.call()));
       return;
     default:
@@ -104,6 +104,10 @@ int32_t operand_buffer(const Step& step, const CudaOperand& operand) {
 bool is_runtime_kernel_param(const std::string& param) {
   return param == "workspace" || param.rfind("workspace+", 0) == 0 || param == "table" ||
          param == "num_tensors" || param == "num_chunks";
+}
+
+bool is_host_kernel_step(const Step& step) {
+  return step.cuda().kind() == CudaStep::HOST && step.cuda().call() == kHostKernelCall;
 }
 
 bool is_cuda_device(const std::string& device) { return device == "cuda" || device.rfind("cuda:", 0) == 0; }
@@ -151,7 +155,7 @@ CudaStepCounts count_cuda_steps(const Plan& plan) {
           ++n.library_calls;
           break;
         case CudaStep::HOST:
-          ++(step.cuda().call() == "cpu" ? n.host_kernel_steps : n.host_steps);
+          ++(is_host_kernel_step(step) ? n.host_kernel_steps : n.host_steps);
           break;
         default:
           break;

@@ -18,6 +18,11 @@ bool is_runtime_kernel_param(const std::string& param);
 /// operand or an index out of range.
 int32_t operand_buffer(const Step& step, const CudaOperand& operand);
 
+/// The HOST call of a step run on the host by its CPU kernel (a step with no CUDA path).
+inline constexpr const char kHostKernelCall[] = "cpu";
+/// Whether `step` is bound to HOST kHostKernelCall.
+bool is_host_kernel_step(const Step& step);
+
 /// Whether a stage device names a CUDA device ("cuda", "cuda:N").
 bool is_cuda_device(const std::string& device);
 /// Whether any stage of the plan runs on a CUDA device.

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "runtime/cuda/host_kernel_step.h"
 #include "runtime/cuda/kernel_launch.h"
 #include "runtime/cuda/library_call.h"
+#include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
 #include "runtime/plan/stage_bindings.h"
@@ -27,10 +27,10 @@ namespace dlc::emulation {
 
 namespace {
 
-using cuda::HostCopy;
+using cuda::ByteCopy;
 
 struct PreparedStep {
-  std::vector<HostCopy> copies;  // before the step
+  std::vector<ByteCopy> copies;  // before the step
   const EmulatedKernel* kernel = nullptr;
   std::vector<cuda::KernelLaunch> launches;  // launches[e] of entry e
   const cuda::LibraryCall* library = nullptr;
@@ -73,7 +73,7 @@ class EmulatedCudaSession final : public Session {
 
   void run() override {
     for (PreparedStep& s : steps_) {
-      for (const HostCopy& c : s.copies) std::memmove(c.dst, c.src, c.bytes);
+      for (const ByteCopy& c : s.copies) std::memmove(c.dst, c.src, c.bytes);
       for (size_t e = 0; e < s.launches.size(); ++e) {
         cuda::KernelLaunch& l = s.launches[e];
         s.kernel->launch(e, l.grid, l.block, l.shared_bytes, l.args);
@@ -118,11 +118,7 @@ class EmulatedCudaSession final : public Session {
     build_kernels(p, st);
     const cuda::DeviceRegions regions{arena_, arena_ + layout_.workspace_offset, layout_.workspace_bytes};
     uint8_t* table = arena_ + layout_.table_offset;
-    size_t host_bytes = 0;  // the host steps share one buffer, as in the CUDA session
-    for (const plan::Step& s : st.steps())
-      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu")
-        host_bytes = std::max(host_bytes, cuda::HostKernelStep::host_bytes(st, s));
-    host_memory_.resize(host_bytes);
+    host_memory_.resize(cuda::HostKernelStep::stage_host_bytes(st));  // shared, as in the CUDA session
     for (int i = 0; i < st.steps_size(); ++i) {
       const plan::Step& s = st.steps(i);
       const plan::CudaStep& c = s.cuda();
@@ -148,7 +144,7 @@ class EmulatedCudaSession final : public Session {
       } else if (c.kind() == plan::CudaStep::HOST && c.call() == "copy") {
         ps.copies.push_back(
             {address(s.outputs(0)), address(s.inputs(0)), bindings_.type(s.outputs(0)).bytes()});
-      } else if (c.kind() == plan::CudaStep::HOST && c.call() == "cpu") {
+      } else if (plan::is_host_kernel_step(s)) {
         ps.host = std::make_unique<cuda::HostKernelStep>(st, s, arena_, host_memory_.data());
       }
       steps_.push_back(std::move(ps));
@@ -158,10 +154,10 @@ class EmulatedCudaSession final : public Session {
 
   // As the CUDA session's stream runs it, with memcpy for cudaMemcpyAsync.
   static void run_host_step(cuda::HostKernelStep& step) {
-    for (const HostCopy& c : step.to_host()) std::memcpy(c.dst, c.src, c.bytes);
+    for (const ByteCopy& c : step.to_host()) std::memcpy(c.dst, c.src, c.bytes);
     step.run();
     if (std::string error = step.take_error(); !error.empty()) throw Error(error);
-    for (const HostCopy& c : step.to_device()) std::memcpy(c.dst, c.src, c.bytes);
+    for (const ByteCopy& c : step.to_device()) std::memcpy(c.dst, c.src, c.bytes);
   }
 
   Tensor read(int buffer) const {

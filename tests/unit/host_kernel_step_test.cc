@@ -38,9 +38,9 @@ plan::Step step_of(const std::string& kernel, std::vector<int32_t> inputs, std::
 
 // Runs `step` as the emulated session does: copies to the host, the kernel, copies back.
 void run(HostKernelStep& step) {
-  for (const HostCopy& c : step.to_host()) std::memcpy(c.dst, c.src, c.bytes);
+  for (const ByteCopy& c : step.to_host()) std::memcpy(c.dst, c.src, c.bytes);
   step.run();
-  for (const HostCopy& c : step.to_device()) std::memcpy(c.dst, c.src, c.bytes);
+  for (const ByteCopy& c : step.to_device()) std::memcpy(c.dst, c.src, c.bytes);
 }
 
 TEST(HostKernelStep, CopiesEachBufferOnceAndRunsTheCpuKernel) {
@@ -65,7 +65,7 @@ TEST(HostKernelStep, CopiesEachBufferOnceAndRunsTheCpuKernel) {
   EXPECT_EQ(arena[20], -1.0f) << "wrote past y";
 }
 
-TEST(HostKernelStep, InPlaceStepSharesItsHostCopy) {
+TEST(HostKernelStep, InPlaceStepSharesItsByteCopy) {
   const plan::Stage st = stage_of({{4}});
   const plan::Step s = step_of("Add", {0, 0}, {0});  // x = x + x
   EXPECT_EQ(HostKernelStep::host_bytes(st, s), 64u);

@@ -58,7 +58,7 @@ std::string host_kernel_notes(const plan::Plan& plan, int limit) {
   int count = 0;
   for (const plan::Stage& st : plan.stages())
     for (const plan::Step& s : st.steps())
-      if (s.cuda().kind() == plan::CudaStep::HOST && s.cuda().call() == "cpu" && count++ < limit)
+      if (plan::is_host_kernel_step(s) && count++ < limit)
         notes += fmt::format("note: step '{}' (op {}) runs on the host by its CPU kernel: {}\n", s.name(),
                              s.kernel(), s.cuda().host_reason());
   if (count > limit) notes += fmt::format("note: … and {} more steps on the host\n", count - limit);
