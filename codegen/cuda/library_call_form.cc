@@ -58,15 +58,20 @@ void check_batch_norm(const std::string& call, const Attrs& params, const std::s
   for (int i = backward ? 2 : 1; i <= (backward ? 2 : 4); ++i)
     if (params.s(fmt::format("input{}_dtype", i), "f32") != "f32" && params.s("dtype") != "f32")
       throw Error(fmt::format("{}: cuDNN needs f32 scale, bias and statistics with 16-bit data", what));
+  // The biased running variance: the runtime rescales cuDNN's unbiased one by (m - 1) / m, which
+  // needs m > 1 values per channel.
   if (call == "cudnn.batch_norm_forward_training" && params.i("running_var_unbiased", 0) == 0 &&
-      params.has("output2_dims"))
+      params.has("output2_dims") && batch_norm_count(params) < 2)
     throw Error(fmt::format(
-        "{}: cuDNN updates the running variance with the unbiased batch variance; this model asks "
-        "for the biased one",
-        what));
+        "{}: the biased running variance of one value per channel (cuDNN computes the unbiased one)", what));
 }
 
 }  // namespace
+
+int64_t batch_norm_count(const Attrs& params) {
+  const Shape x = operand_dims(params, "input0_dims");
+  return x.size() < 2 ? 0 : num_elements(x) / x[1];
+}
 
 Shape operand_dims(const Attrs& params, const std::string& name) {
   const Shape& dims = params.ints(name);

@@ -14,9 +14,13 @@ namespace dlc::codegen::cuda {
 /// element type other than f32, f16 or bf16; a GEMM epilogue it does not know or batch dims that
 /// are neither equal nor one-sided; a convolution or pooling window with asymmetric padding
 /// (window_geometry.h); dilated pooling, or MaxPool's indices; batch normalization with
-/// half-precision scale, bias or statistics, or (training) the biased running variance, which
-/// cuDNN does not compute.
+/// half-precision scale, bias or statistics, or (training) the biased running variance of one
+/// value per channel (the runtime rescales cuDNN's unbiased one).
 void check_library_call(const std::string& call, const Attrs& params, const std::string& what);
+
+/// The values per channel of a forward batch normalization's x (`input0_dims`): N times its
+/// spatial size.
+int64_t batch_norm_count(const Attrs& params);
 
 /// A step operand's dims (`input0_dims`, …) in the op's channels-first order (N, C, spatial…): a
 /// channels-last step's operands of rank 3 or more are stored (N, spatial…, C).

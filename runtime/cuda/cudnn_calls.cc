@@ -429,7 +429,10 @@ class Pooling final : public LibraryCall {
 // statistics (training; the results already hold the running statistics, updated in place with
 // factor 1 - momentum) or the given ones; BatchNormGrad(dy, x, scale, y?) -> dx, dscale, dbias with
 // the statistics recomputed. A folded Relu: cudnnActivationForward on y, or dy masked where y > 0
-// into the workspace first.
+// into the workspace first. cuDNN's running variance takes the unbiased batch variance (m values
+// a channel: var * m / (m - 1)); for ONNX's biased one the running variance is scaled by
+// m / (m - 1) before the call and by (m - 1) / m after it, which leaves
+// (1 - f) * running + f * var.
 class BatchNorm final : public LibraryCall {
  public:
   enum class Kind { Training, Inference, Backward };
@@ -442,6 +445,11 @@ class BatchNorm final : public LibraryCall {
     if (epsilon_ < CUDNN_BN_MIN_EPSILON)
       throw Error(fmt::format("{}: epsilon {} is below cuDNN's minimum", what, epsilon_));
     factor_ = 1.0 - params.f("momentum", 0.9);
+    if (kind == Kind::Training && params.i("running_var_unbiased", 0) == 0 && params.has("output2_dims")) {
+      const double m = double(codegen::cuda::batch_norm_count(params));
+      unbias_ = float(m / (m - 1));
+      rebias_ = float((m - 1) / m);
+    }
     xd_ = tensor_desc(type, cudnn_dims(x), is_channels_last(params));
     cudnnTensorDescriptor_t p = nullptr;
     DLC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p));
@@ -456,9 +464,11 @@ class BatchNorm final : public LibraryCall {
     const cudnnTensorDescriptor_t x = xd_.get();
     switch (kind_) {
       case Kind::Training:
+        if (unbias_ != 1.0f) DLC_CUDNN_CHECK(cudnnScaleTensor(h_, pd_.get(), o.output(2), &unbias_));
         DLC_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
             h_, mode, &kOne, &kZero, x, o.input(0), x, o.output(0), pd_.get(), o.input(1), o.input(2),
             factor_, o.output(1), o.output(2), epsilon_, nullptr, nullptr));
+        if (rebias_ != 1.0f) DLC_CUDNN_CHECK(cudnnScaleTensor(h_, pd_.get(), o.output(2), &rebias_));
         break;
       case Kind::Inference:
         DLC_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
@@ -486,6 +496,7 @@ class BatchNorm final : public LibraryCall {
   cudnnHandle_t h_;
   Kind kind_;
   double epsilon_ = 1e-5, factor_ = 0.1;
+  float unbias_ = 1.0f, rebias_ = 1.0f;  // the biased running variance's scalings (1: none)
   TensorDesc xd_, pd_;
   ActivationDesc relu_;
   size_t dy_bytes_ = 0;

@@ -6,7 +6,7 @@
 //
 // Every tensor element is addressed through its descriptor's strides, and every result is
 // alpha * value + beta * previous (the previous value not read when beta is 0), accumulated in f32.
-// cudnnSetTensor and cudnnTransformTensor (an explicitly padded input) address through strides too.
+// cudnnSetTensor, cudnnScaleTensor and cudnnTransformTensor address through strides too.
 // Convolutions are cross-correlations (forward, backward data, backward filter) with groups; max
 // pooling's backward gives each window's gradient to the first element equal to its maximum;
 // batch normalization is spatial, with the unbiased batch variance in the running variance; a
@@ -491,6 +491,15 @@ cudnnStatus_t cudnnSetTensor(cudnnHandle_t, const cudnnTensorDescriptor_t yd, vo
   const float v = load_element(yd->type, value, 0);  // a value of y's type
   for_each_index(yd->dims,
                  [&](const std::vector<int>& i) { store_element(yd->type, y, offset(yd->strides, i), v); });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnScaleTensor(cudnnHandle_t, const cudnnTensorDescriptor_t yd, void* y, const void* alpha) {
+  const float a = *static_cast<const float*>(alpha);
+  for_each_index(yd->dims, [&](const std::vector<int>& i) {
+    const int64_t at = offset(yd->strides, i);
+    store_element(yd->type, y, at, a * load_element(yd->type, y, at));
+  });
   return CUDNN_STATUS_SUCCESS;
 }
 

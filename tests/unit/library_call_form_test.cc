@@ -273,10 +273,15 @@ TEST(LibraryCallForm, RefusesWhatTheRuntimeDoesNotTake) {
   bn.set("output2_dims", Shape{3});
   bn.set("running_var_unbiased", int64_t(1));
   EXPECT_EQ(refusal("cudnn.batch_norm_forward_training", bn), "");
-  Attrs biased = bn;
+  Attrs biased = bn;  // the runtime rescales cuDNN's unbiased running variance
   biased.set("running_var_unbiased", int64_t(0));
-  EXPECT_NE(refusal("cudnn.batch_norm_forward_training", biased).find("this model asks for the biased one"),
-            std::string::npos);
+  EXPECT_EQ(refusal("cudnn.batch_norm_forward_training", biased), "");
+  EXPECT_EQ(batch_norm_count(biased), 100);
+  Attrs single = window_params("f32", {1, 3, 1, 1}, {3}, {1, 3, 1, 1});  // one value per channel
+  single.set("output2_dims", Shape{3});
+  EXPECT_EQ(
+      refusal("cudnn.batch_norm_forward_training", single),
+      "step 's': the biased running variance of one value per channel (cuDNN computes the unbiased one)");
   Attrs half_scale = bn;
   half_scale.set("input1_dtype", std::string("bf16"));
   EXPECT_EQ(refusal("cudnn.batch_norm_forward_training", half_scale),
