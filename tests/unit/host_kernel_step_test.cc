@@ -65,7 +65,7 @@ TEST(HostKernelStep, CopiesEachBufferOnceAndRunsTheCpuKernel) {
   EXPECT_EQ(arena[20], -1.0f) << "wrote past y";
 }
 
-TEST(HostKernelStep, InPlaceStepSharesItsByteCopy) {
+TEST(HostKernelStep, InPlaceStepSharesOneHostCopy) {
   const plan::Stage st = stage_of({{4}});
   const plan::Step s = step_of("Add", {0, 0}, {0});  // x = x + x
   EXPECT_EQ(HostKernelStep::host_bytes(st, s), 64u);
