@@ -9,14 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
 #include "dlc/error.h"
-#include "runtime/cpu/kernel.h"
 #include "runtime/cpu/step_kernel.h"
 #include "runtime/plan/cuda_steps.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/plan/plan_values.h"
+#include "runtime/plan/stage_bindings.h"
 #include "runtime/step_profile.h"
 
 #if DLC_HAVE_CUDA
@@ -44,27 +43,11 @@ class CpuSession final : public Session {
     size_t arena_bytes = size_t(std::max<int64_t>(st.arena_bytes(), 64));
     arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64)));
     if (!arena_) throw Error(fmt::format("cannot allocate a {}-byte arena", arena_bytes));
-    for (const plan::Buffer& b : st.buffers()) {
-      if (b.kind() == plan::Buffer::PARAMETER || b.kind() == plan::Buffer::STATE) {
-        state_names_.push_back(b.name());
-        state_index_[b.name()] = int(views_.size());
-      }
-      cpu::TensorView v{DType(b.dtype()), Shape(b.dims().begin(), b.dims().end()), arena_.get() + b.offset()};
-      if (b.init() >= 0) plan::copy_value(p.initial_values(b.init()), v.data);
-      views_.push_back(std::move(v));
-    }
+    bindings_ = plan::StageBindings(p);
+    for (const plan::Buffer& b : st.buffers())
+      if (b.init() >= 0) plan::copy_value(p.initial_values(b.init()), arena_.get() + b.offset());
     for (const plan::Step& s : st.steps())
-      steps_.push_back(
-          std::make_unique<cpu::StepKernel>(st, s, [&](int32_t b) { return views_[size_t(b)].data; }));
-    auto bind = [&](const auto& bindings, std::vector<Signature>& sigs) {
-      for (const plan::Binding& b : bindings) {
-        sigs.push_back({b.name(), plan::buffer_type(st.buffers(b.buffer()))});
-        buffer_of_[b.name()] = b.buffer();
-      }
-    };
-    bind(p.inputs(), inputs_);
-    bind(p.labels(), inputs_);
-    bind(p.outputs(), outputs_);
+      steps_.push_back(std::make_unique<cpu::StepKernel>(st, s, [&](int32_t b) { return address(b); }));
     if (StepProfile::requested()) profile_ = std::make_unique<StepProfile>();
   }
 
@@ -72,15 +55,11 @@ class CpuSession final : public Session {
     if (profile_) profile_->print(stderr);
   }
 
-  const std::vector<Signature>& inputs() const override { return inputs_; }
-  const std::vector<Signature>& outputs() const override { return outputs_; }
+  const std::vector<Signature>& inputs() const override { return bindings_.inputs(); }
+  const std::vector<Signature>& outputs() const override { return bindings_.outputs(); }
 
   void set_input(const std::string& name, const Tensor& value) override {
-    const cpu::TensorView& v = view_of(name, inputs_, "input");
-    if (value.type.dtype != v.dtype || value.type.shape != v.dims)
-      throw Error(fmt::format("input '{}': expected {}, got {}", name, TensorType{v.dtype, v.dims}.str(),
-                              value.type.str()));
-    copy_bytes(v.data, value.bytes.data(), value.bytes.size());
+    write(bindings_.input_buffer(name), value, fmt::format("input '{}'", name));
   }
 
   void run() override {
@@ -98,20 +77,14 @@ class CpuSession final : public Session {
     }
   }
 
-  Tensor output(const std::string& name) const override {
-    return copy_out(view_of(name, outputs_, "output"));
-  }
+  Tensor output(const std::string& name) const override { return read(bindings_.output_buffer(name)); }
 
-  std::vector<std::string> state_names() const override { return state_names_; }
+  std::vector<std::string> state_names() const override { return bindings_.state_names(); }
 
-  Tensor read_state(const std::string& name) const override { return copy_out(state_view(name)); }
+  Tensor read_state(const std::string& name) const override { return read(bindings_.state_buffer(name)); }
 
   void write_state(const std::string& name, const Tensor& value) override {
-    const cpu::TensorView& v = state_view(name);
-    if (value.type.dtype != v.dtype || value.type.shape != v.dims)
-      throw Error(fmt::format("state '{}': expected {}, got {}", name, TensorType{v.dtype, v.dims}.str(),
-                              value.type.str()));
-    copy_bytes(v.data, value.bytes.data(), value.bytes.size());
+    write(bindings_.state_buffer(name), value, fmt::format("state '{}'", name));
   }
 
   std::string memory_report() const override {
@@ -120,34 +93,23 @@ class CpuSession final : public Session {
   }
 
  private:
-  static Tensor copy_out(const cpu::TensorView& v) {
-    Tensor t(TensorType{v.dtype, v.dims});
-    copy_bytes(t.bytes.data(), v.data, t.bytes.size());
+  uint8_t* address(int32_t buffer) const { return arena_.get() + bindings_.offset(buffer); }
+
+  Tensor read(int32_t buffer) const {
+    Tensor t(bindings_.type(buffer));
+    copy_bytes(t.bytes.data(), address(buffer), t.bytes.size());
     return t;
   }
 
-  const cpu::TensorView& state_view(const std::string& name) const {
-    auto it = state_index_.find(name);
-    if (it == state_index_.end())
-      throw Error(fmt::format("the plan has no parameter or state named '{}'", name));
-    return views_[it->second];
-  }
-
-  const cpu::TensorView& view_of(const std::string& name, const std::vector<Signature>& sigs,
-                                 const char* kind) const {
-    for (const Signature& s : sigs)
-      if (s.name == name) return views_[buffer_of_.at(name)];
-    throw Error(fmt::format("unknown {} '{}'", kind, name));
+  void write(int32_t buffer, const Tensor& value, const std::string& what) {
+    bindings_.check_type(buffer, value, what);
+    copy_bytes(address(buffer), value.bytes.data(), value.bytes.size());
   }
 
   std::unique_ptr<uint8_t, AlignedFree> arena_;
   int64_t arena_bytes_ = 0, peak_bytes_ = 0;
-  std::vector<cpu::TensorView> views_;
+  plan::StageBindings bindings_;
   std::vector<std::unique_ptr<cpu::StepKernel>> steps_;
-  std::vector<Signature> inputs_, outputs_;
-  std::map<std::string, int> buffer_of_;
-  std::vector<std::string> state_names_;
-  std::map<std::string, int> state_index_;
   std::unique_ptr<StepProfile> profile_;  // null unless DLC_PROFILE is set
 };
 

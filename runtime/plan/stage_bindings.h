@@ -1,7 +1,7 @@
 // The names a single-stage plan gives its buffers, as a session looks them up: each buffer's type
 // and arena offset, the parameters and state (in buffer order), and the inputs (then the labels)
-// and outputs with their signatures. The CUDA session and the tests' emulated CUDA session both
-// keep one; errors name what was asked for ("unknown input 'x'").
+// and outputs with their signatures. The CPU session, the CUDA session and the tests' emulated
+// CUDA session each keep one; errors name what was asked for ("unknown input 'x'").
 #pragma once
 
 #include <map>
