@@ -60,8 +60,8 @@ void check_batch_norm(const std::string& call, const Attrs& params, const std::s
       throw Error(fmt::format("{}: cuDNN needs f32 scale, bias and statistics with 16-bit data", what));
   // The biased running variance: the runtime rescales cuDNN's unbiased one by (m - 1) / m, which
   // needs m > 1 values per channel.
-  if (call == "cudnn.batch_norm_forward_training" && params.i("running_var_unbiased", 0) == 0 &&
-      params.has("output2_dims") && batch_norm_count(params) < 2)
+  if (call == "cudnn.batch_norm_forward_training" && updates_biased_running_variance(params) &&
+      batch_norm_count(params) < 2)
     throw Error(fmt::format(
         "{}: the biased running variance of one value per channel (cuDNN computes the unbiased one)", what));
 }
@@ -71,6 +71,10 @@ void check_batch_norm(const std::string& call, const Attrs& params, const std::s
 int64_t batch_norm_count(const Attrs& params) {
   const Shape x = operand_dims(params, "input0_dims");
   return x.size() < 2 ? 0 : num_elements(x) / x[1];
+}
+
+bool updates_biased_running_variance(const Attrs& params) {
+  return params.i("running_var_unbiased", 0) == 0 && params.has("output2_dims");
 }
 
 Shape operand_dims(const Attrs& params, const std::string& name) {

@@ -22,6 +22,11 @@ void check_library_call(const std::string& call, const Attrs& params, const std:
 /// spatial size.
 int64_t batch_norm_count(const Attrs& params);
 
+/// Whether a training batch normalization's step updates a running variance (output 2) with the
+/// biased batch variance (ONNX's; `running_var_unbiased` 0), which the runtime rescales cuDNN's
+/// unbiased one into.
+bool updates_biased_running_variance(const Attrs& params);
+
 /// A step operand's dims (`input0_dims`, …) in the op's channels-first order (N, C, spatial…): a
 /// channels-last step's operands of rank 3 or more are stored (N, spatial…, C).
 Shape operand_dims(const Attrs& params, const std::string& name);

@@ -445,7 +445,7 @@ class BatchNorm final : public LibraryCall {
     if (epsilon_ < CUDNN_BN_MIN_EPSILON)
       throw Error(fmt::format("{}: epsilon {} is below cuDNN's minimum", what, epsilon_));
     factor_ = 1.0 - params.f("momentum", 0.9);
-    if (kind == Kind::Training && params.i("running_var_unbiased", 0) == 0 && params.has("output2_dims")) {
+    if (kind == Kind::Training && codegen::cuda::updates_biased_running_variance(params)) {
       const double m = double(codegen::cuda::batch_norm_count(params));
       unbias_ = float(m / (m - 1));
       rebias_ = float((m - 1) / m);
